@@ -1,0 +1,4 @@
+//! End-to-end tests of the `toolwire` binary.
+
+mod stdio;
+mod support;

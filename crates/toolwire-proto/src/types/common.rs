@@ -1,0 +1,340 @@
+//! Shared building blocks of the protocol types: `_meta` maps, result kinds,
+//! cache hints, roles, annotations, icons, implementation info, progress
+//! tokens, the request `_meta` object and the generic request/result shapes.
+
+use super::capabilities::ClientCapabilities;
+use super::notifications::LoggingLevel;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A `_meta` object: free-form JSON members, some with reserved keys (see [`crate::meta`]).
+pub type Meta = serde_json::Map<String, Value>;
+
+/// Any JSON object (schema `JSONObject`).
+pub type JsonObject = serde_json::Map<String, Value>;
+
+/// An opaque pagination cursor (schema `Cursor`).
+pub type Cursor = String;
+
+/// Whether a result is final or asks the client for more input (schema `ResultType`).
+///
+/// Spec: changelog.mdx (major change 8): a result without `resultType` from an
+/// earlier-protocol server is treated as `complete`, so this is the default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResultType {
+    /// `"complete"`: an ordinary, final result.
+    #[default]
+    Complete,
+    /// `"input_required"`: an interim [`InputRequiredResult`](super::InputRequiredResult).
+    InputRequired,
+}
+
+/// Who may cache a cacheable result (the `cacheScope` of schema `CacheableResult`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheScope {
+    /// `"public"`: shared intermediaries may cache the result.
+    Public,
+    /// `"private"`: only the requesting client may cache the result.
+    Private,
+}
+
+/// The sender or recipient of a message or piece of content (schema `Role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// `"user"`.
+    User,
+    /// `"assistant"`.
+    Assistant,
+}
+
+/// Hints to the client about how to use or display an object (schema `Annotations`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// Who the object is intended for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (least) to 1 (most).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::number::opt_f64"
+    )]
+    pub priority: Option<f64>,
+    /// ISO 8601 timestamp of the last modification.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+}
+
+/// The theme an [`Icon`] is designed for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IconTheme {
+    /// `"light"`: for a light background.
+    Light,
+    /// `"dark"`: for a dark background.
+    Dark,
+}
+
+/// An icon for display in a user interface (schema `Icon`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Icon {
+    /// An `http(s):` or `data:` URI of the icon.
+    pub src: String,
+    /// The MIME type, when `src` does not make it clear.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Sizes such as `"48x48"` or `"any"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// The theme the icon is designed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<IconTheme>,
+}
+
+impl Icon {
+    /// An icon at `src` with no other detail.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self {
+            src: src.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The name and version of an MCP client or server (schema `Implementation`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Implementation {
+    /// Programmatic name.
+    pub name: String,
+    /// Version string.
+    pub version: String,
+    /// Human-readable display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Human-readable description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Icons for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
+    /// URL of the implementation's website.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+}
+
+impl Implementation {
+    /// An implementation called `name` at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// A token that ties progress notifications to a request: a string or an
+/// integer (schema `ProgressToken`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProgressToken {
+    /// A string token.
+    String(String),
+    /// An integer token.
+    Integer(i64),
+}
+
+impl From<&str> for ProgressToken {
+    fn from(s: &str) -> Self {
+        Self::String(s.to_owned())
+    }
+}
+
+impl From<String> for ProgressToken {
+    fn from(s: String) -> Self {
+        Self::String(s)
+    }
+}
+
+impl From<i64> for ProgressToken {
+    fn from(n: i64) -> Self {
+        Self::Integer(n)
+    }
+}
+
+/// The `_meta` object of a request (schema `RequestMetaObject`).
+///
+/// The schema requires the protocol version and client capabilities, but every
+/// field is optional here so a server can parse the object and then report
+/// precisely which member is missing.
+// Serde needs literal keys; a unit test checks them against `crate::meta`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RequestMeta {
+    /// `io.modelcontextprotocol/protocolVersion`: the protocol version of this request.
+    #[serde(
+        rename = "io.modelcontextprotocol/protocolVersion",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub protocol_version: Option<String>,
+    /// `io.modelcontextprotocol/clientCapabilities`: what the client supports for this request.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientCapabilities",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_capabilities: Option<ClientCapabilities>,
+    /// `io.modelcontextprotocol/clientInfo`: who the client is.
+    #[serde(
+        rename = "io.modelcontextprotocol/clientInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub client_info: Option<Implementation>,
+    /// `io.modelcontextprotocol/logLevel`: the lowest level of log messages the
+    /// client wants for this request; absent means no log messages.
+    #[serde(
+        rename = "io.modelcontextprotocol/logLevel",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub log_level: Option<LoggingLevel>,
+    /// `progressToken`: opts in to progress notifications for this request.
+    #[serde(
+        rename = "progressToken",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub progress_token: Option<ProgressToken>,
+    /// Every other member, kept as is.
+    #[serde(flatten)]
+    pub other: Meta,
+}
+
+impl RequestMeta {
+    /// A request `_meta` with the protocol version and capabilities set.
+    pub fn new(
+        protocol_version: impl Into<String>,
+        client_capabilities: ClientCapabilities,
+    ) -> Self {
+        Self {
+            protocol_version: Some(protocol_version.into()),
+            client_capabilities: Some(client_capabilities),
+            ..Self::default()
+        }
+    }
+}
+
+/// Parameters of a request that carries only `_meta` (schema `RequestParams`),
+/// such as `server/discover`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct RequestParams {
+    /// The request `_meta` (required by the schema).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// Parameters of a paginated list request (schema `PaginatedRequestParams`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PaginatedRequestParams {
+    /// Where to continue from: a `nextCursor` of an earlier page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<Cursor>,
+    /// The request `_meta` (required by the schema).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<RequestMeta>,
+}
+
+/// A result with no content beyond its kind (schema `EmptyResult`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmptyResult {
+    /// Always `complete` for this result.
+    #[serde(default)]
+    pub result_type: ResultType,
+    /// Result `_meta`.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::meta;
+    use serde_json::json;
+
+    #[test]
+    fn request_meta_keys_equal_the_meta_constants() {
+        let m = RequestMeta {
+            protocol_version: Some("v".into()),
+            client_capabilities: Some(ClientCapabilities::default()),
+            client_info: Some(Implementation::new("c", "1")),
+            log_level: Some(LoggingLevel::Info),
+            progress_token: Some(ProgressToken::Integer(1)),
+            other: Meta::new(),
+        };
+        let v = serde_json::to_value(&m).expect("serialises");
+        let obj = v.as_object().expect("object");
+        for key in [
+            meta::PROTOCOL_VERSION_KEY,
+            meta::CLIENT_CAPABILITIES_KEY,
+            meta::CLIENT_INFO_KEY,
+            meta::LOG_LEVEL_KEY,
+            meta::PROGRESS_TOKEN_KEY,
+        ] {
+            assert!(obj.contains_key(key), "missing {key} in {v}");
+        }
+        assert_eq!(obj.len(), 5);
+    }
+
+    #[test]
+    fn request_meta_keeps_unknown_members_and_reports_missing_ones() {
+        let v = json!({"traceparent": "00-abc", "io.modelcontextprotocol/logLevel": "debug"});
+        let m: RequestMeta = serde_json::from_value(v.clone()).expect("parses");
+        assert_eq!(m.protocol_version, None);
+        assert_eq!(m.client_capabilities, None);
+        assert_eq!(m.log_level, Some(LoggingLevel::Debug));
+        assert_eq!(m.other.get("traceparent"), Some(&json!("00-abc")));
+        assert_eq!(serde_json::to_value(&m).expect("serialises"), v);
+    }
+
+    #[test]
+    fn result_type_uses_snake_case_and_defaults_to_complete() {
+        assert_eq!(
+            serde_json::to_value(ResultType::InputRequired).expect("serialises"),
+            json!("input_required")
+        );
+        assert_eq!(
+            serde_json::from_value::<ResultType>(json!("complete")).expect("parses"),
+            ResultType::Complete
+        );
+        assert!(serde_json::from_value::<ResultType>(json!("inputRequired")).is_err());
+        let r: EmptyResult = serde_json::from_value(json!({})).expect("parses");
+        assert_eq!(r.result_type, ResultType::Complete);
+    }
+
+    #[test]
+    fn progress_token_is_string_or_integer() {
+        let s: ProgressToken = serde_json::from_value(json!("abc")).expect("string");
+        assert_eq!(s, ProgressToken::from("abc"));
+        let n: ProgressToken = serde_json::from_value(json!(42)).expect("integer");
+        assert_eq!(n, ProgressToken::Integer(42));
+        assert_eq!(serde_json::to_value(&n).expect("serialises"), json!(42));
+        assert!(serde_json::from_value::<ProgressToken>(json!(1.5)).is_err());
+        assert!(serde_json::from_value::<ProgressToken>(json!(null)).is_err());
+    }
+
+    #[test]
+    fn annotations_keep_integral_priority_as_integer() {
+        let v = json!({"priority": 1, "audience": ["user"]});
+        let a: Annotations = serde_json::from_value(v.clone()).expect("parses");
+        assert_eq!(serde_json::to_value(&a).expect("serialises"), v);
+    }
+}

@@ -1,0 +1,258 @@
+//! Method markers: one uninhabited type per request and notification of the
+//! 2026-07-28 revision, tying its method name to its parameter and result
+//! types. Each method name string appears once in the code base, here.
+
+use super::common::{PaginatedRequestParams, RequestParams};
+use super::completion::{CompleteRequestParams, CompleteResult};
+use super::discover::DiscoverResult;
+use super::elicitation::{ElicitRequestParams, ElicitResult};
+use super::notifications::{
+    CancelledNotificationParams, LoggingMessageNotificationParams, NotificationParams,
+    ProgressNotificationParams,
+};
+use super::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
+use super::resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams,
+    ReadResourceResult, ResourceUpdatedNotificationParams,
+};
+use super::roots::{ListRootsRequestParams, ListRootsResult};
+use super::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use super::subscriptions::{
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+};
+use super::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A request method: its name and the types of its `params` and `result`.
+pub trait RequestMethod {
+    /// The method name.
+    const METHOD: &'static str;
+    /// Whether the method may answer with an
+    /// [`InputRequiredResult`](super::InputRequiredResult) instead of
+    /// [`Self::Result`] (multi round-trip requests).
+    const MAY_REQUIRE_INPUT: bool = false;
+    /// The type of `params`.
+    type Params: Serialize + DeserializeOwned;
+    /// The type of the final `result`.
+    type Result: Serialize + DeserializeOwned;
+}
+
+/// A notification method: its name and the type of its `params`.
+pub trait NotificationMethod {
+    /// The method name.
+    const METHOD: &'static str;
+    /// The type of `params`.
+    type Params: Serialize + DeserializeOwned;
+}
+
+macro_rules! request {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty, $result:ty $(, mrtr = $mrtr:literal)?) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {}
+
+        impl RequestMethod for $name {
+            const METHOD: &'static str = $method;
+            $(const MAY_REQUIRE_INPUT: bool = $mrtr;)?
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+macro_rules! notification {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {}
+
+        impl NotificationMethod for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    };
+}
+
+request!(
+    /// `server/discover`: versions, capabilities and instructions of the server.
+    DiscoverRequest, "server/discover", RequestParams, DiscoverResult
+);
+request!(
+    /// `tools/list`: a page of tools.
+    ListToolsRequest, "tools/list", PaginatedRequestParams, ListToolsResult
+);
+request!(
+    /// `tools/call`: calls a tool; may answer `input_required`.
+    CallToolRequest, "tools/call", CallToolRequestParams, CallToolResult, mrtr = true
+);
+request!(
+    /// `resources/list`: a page of resources.
+    ListResourcesRequest, "resources/list", PaginatedRequestParams, ListResourcesResult
+);
+request!(
+    /// `resources/templates/list`: a page of resource templates.
+    ListResourceTemplatesRequest,
+    "resources/templates/list",
+    PaginatedRequestParams,
+    ListResourceTemplatesResult
+);
+request!(
+    /// `resources/read`: reads a resource; may answer `input_required`.
+    ReadResourceRequest, "resources/read", ReadResourceRequestParams, ReadResourceResult,
+    mrtr = true
+);
+request!(
+    /// `prompts/list`: a page of prompts.
+    ListPromptsRequest, "prompts/list", PaginatedRequestParams, ListPromptsResult
+);
+request!(
+    /// `prompts/get`: renders a prompt; may answer `input_required`.
+    GetPromptRequest, "prompts/get", GetPromptRequestParams, GetPromptResult, mrtr = true
+);
+request!(
+    /// `completion/complete`: completes an argument value.
+    CompleteRequest, "completion/complete", CompleteRequestParams, CompleteResult
+);
+request!(
+    /// `subscriptions/listen`: opens a stream of change notifications.
+    SubscriptionsListenRequest,
+    "subscriptions/listen",
+    SubscriptionsListenRequestParams,
+    SubscriptionsListenResult
+);
+request!(
+    /// `elicitation/create`: an input request asking the user.
+    ElicitRequest, "elicitation/create", ElicitRequestParams, ElicitResult
+);
+request!(
+    /// `sampling/createMessage`: an input request asking the client's model.
+    CreateMessageRequest, "sampling/createMessage", CreateMessageRequestParams, CreateMessageResult
+);
+request!(
+    /// `roots/list`: an input request asking for the client's roots.
+    ListRootsRequest, "roots/list", ListRootsRequestParams, ListRootsResult
+);
+
+notification!(
+    /// `notifications/progress`: progress of a request.
+    ProgressNotification, "notifications/progress", ProgressNotificationParams
+);
+notification!(
+    /// `notifications/cancelled`: the sender cancels a request.
+    CancelledNotification, "notifications/cancelled", CancelledNotificationParams
+);
+notification!(
+    /// `notifications/message`: a log message for a request that opted in.
+    LoggingMessageNotification, "notifications/message", LoggingMessageNotificationParams
+);
+notification!(
+    /// `notifications/tools/list_changed`: the tool list changed.
+    ToolListChangedNotification, "notifications/tools/list_changed", NotificationParams
+);
+notification!(
+    /// `notifications/prompts/list_changed`: the prompt list changed.
+    PromptListChangedNotification, "notifications/prompts/list_changed", NotificationParams
+);
+notification!(
+    /// `notifications/resources/list_changed`: the resource list changed.
+    ResourceListChangedNotification, "notifications/resources/list_changed", NotificationParams
+);
+notification!(
+    /// `notifications/resources/updated`: a subscribed resource changed.
+    ResourceUpdatedNotification,
+    "notifications/resources/updated",
+    ResourceUpdatedNotificationParams
+);
+notification!(
+    /// `notifications/subscriptions/acknowledged`: the server accepted a `subscriptions/listen`.
+    SubscriptionsAcknowledgedNotification,
+    "notifications/subscriptions/acknowledged",
+    SubscriptionsAcknowledgedNotificationParams
+);
+
+/// Methods that earlier revisions had and 2026-07-28 removed, so a peer can
+/// recognise them (for example to answer "method not found" with a helpful
+/// message).
+///
+/// Spec: changelog.mdx (major changes 2, 4 and 5, minor change 11).
+pub mod removed {
+    /// `initialize`: the handshake is gone; every request carries its version and capabilities.
+    pub const INITIALIZE: &str = "initialize";
+    /// `notifications/initialized`: went with the handshake.
+    pub const INITIALIZED_NOTIFICATION: &str = "notifications/initialized";
+    /// `ping`: removed.
+    pub const PING: &str = "ping";
+    /// `logging/setLevel`: the level is now set per request in `_meta`.
+    pub const LOGGING_SET_LEVEL: &str = "logging/setLevel";
+    /// `resources/subscribe`: replaced by `subscriptions/listen`.
+    pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+    /// `resources/unsubscribe`: replaced by closing the `subscriptions/listen` stream.
+    pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+    /// `notifications/roots/list_changed`: removed with server-initiated requests.
+    pub const ROOTS_LIST_CHANGED_NOTIFICATION: &str = "notifications/roots/list_changed";
+    /// `notifications/elicitation/complete`: removed; the client retries instead.
+    pub const ELICITATION_COMPLETE_NOTIFICATION: &str = "notifications/elicitation/complete";
+
+    /// Every removed method name.
+    pub const ALL: &[&str] = &[
+        INITIALIZE,
+        INITIALIZED_NOTIFICATION,
+        PING,
+        LOGGING_SET_LEVEL,
+        RESOURCES_SUBSCRIBE,
+        RESOURCES_UNSUBSCRIBE,
+        ROOTS_LIST_CHANGED_NOTIFICATION,
+        ELICITATION_COMPLETE_NOTIFICATION,
+    ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Only the methods whose responses the schema types as
+    // `InputRequiredResult | ...` may require input.
+    const _: () = {
+        assert!(CallToolRequest::MAY_REQUIRE_INPUT);
+        assert!(GetPromptRequest::MAY_REQUIRE_INPUT);
+        assert!(ReadResourceRequest::MAY_REQUIRE_INPUT);
+        assert!(!ListToolsRequest::MAY_REQUIRE_INPUT);
+        assert!(!DiscoverRequest::MAY_REQUIRE_INPUT);
+    };
+
+    #[test]
+    fn removed_methods_are_not_current_methods() {
+        let current = [
+            DiscoverRequest::METHOD,
+            ListToolsRequest::METHOD,
+            CallToolRequest::METHOD,
+            ListResourcesRequest::METHOD,
+            ListResourceTemplatesRequest::METHOD,
+            ReadResourceRequest::METHOD,
+            ListPromptsRequest::METHOD,
+            GetPromptRequest::METHOD,
+            CompleteRequest::METHOD,
+            SubscriptionsListenRequest::METHOD,
+            ElicitRequest::METHOD,
+            CreateMessageRequest::METHOD,
+            ListRootsRequest::METHOD,
+            ProgressNotification::METHOD,
+            CancelledNotification::METHOD,
+            LoggingMessageNotification::METHOD,
+            ToolListChangedNotification::METHOD,
+            PromptListChangedNotification::METHOD,
+            ResourceListChangedNotification::METHOD,
+            ResourceUpdatedNotification::METHOD,
+            SubscriptionsAcknowledgedNotification::METHOD,
+        ];
+        for m in removed::ALL {
+            assert!(!current.contains(m), "{m} is both current and removed");
+        }
+        let mut sorted = current.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), current.len(), "duplicate method name");
+    }
+}

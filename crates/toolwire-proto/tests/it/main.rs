@@ -1,0 +1,4 @@
+//! Integration tests of toolwire-proto.
+
+mod golden;
+mod props;

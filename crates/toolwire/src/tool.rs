@@ -1,0 +1,483 @@
+//! Tools: the builder that turns a typed Rust function into a tool, the
+//! conventions for what a handler may return, and the erased form the
+//! registry stores.
+
+use crate::context::RequestContext;
+use crate::schema::{CompiledSchema, SchemaError};
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use toolwire_proto::header::{HeaderParam, XMcpHeaderError, validate_x_mcp_headers};
+use toolwire_proto::types::{
+    CallToolResult, ContentBlock, Icon, Tool as ToolDefinition, ToolAnnotations,
+};
+use toolwire_proto::{ErrorCode, ErrorObject, ToolNameError, validate_tool_name};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type Handler =
+    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Result<ToolResult, ToolError>> + Send + Sync>;
+
+/// What a tool call produced.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ToolResult {
+    /// The call finished.
+    Complete(CallToolResult),
+}
+
+/// A failure inside a tool handler.
+///
+/// The variant decides how the client sees it: [`ToolError::Failed`] becomes
+/// a result with `isError: true` that the model can read and act on;
+/// [`ToolError::Protocol`] becomes a JSON-RPC error.
+/// Spec: server/tools.mdx#error-handling
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ToolError {
+    /// The tool ran and failed; the text goes to the model.
+    #[error("{0}")]
+    Failed(String),
+    /// A protocol-level error, sent as a JSON-RPC error response.
+    #[error(transparent)]
+    Protocol(ErrorObject),
+}
+
+impl ToolError {
+    /// A tool execution error with a message for the model.
+    pub fn failed(message: impl std::fmt::Display) -> Self {
+        Self::Failed(message.to_string())
+    }
+
+    /// `-32021`: the client lacks capabilities the tool cannot do without.
+    /// `capabilities` are top-level client capability names such as `"sampling"`.
+    pub fn missing_capabilities<S: AsRef<str>>(capabilities: &[S]) -> Self {
+        Self::Protocol(missing_capabilities_error(capabilities))
+    }
+
+    /// `-32602`: the request's parameters are unacceptable.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::Protocol(ErrorObject::invalid_params(message))
+    }
+}
+
+impl From<ErrorObject> for ToolError {
+    fn from(e: ErrorObject) -> Self {
+        Self::Protocol(e)
+    }
+}
+
+pub(crate) fn missing_capabilities_error<S: AsRef<str>>(capabilities: &[S]) -> ErrorObject {
+    let names: Vec<&str> = capabilities.iter().map(AsRef::as_ref).collect();
+    let required: Map<String, Value> = names
+        .iter()
+        .map(|n| ((*n).to_owned(), Value::Object(Map::new())))
+        .collect();
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("missing required client capability: {}", names.join(", ")),
+    )
+    .with_data(serde_json::json!({ "requiredCapabilities": required }))
+}
+
+/// Values a handler may return.
+pub trait IntoToolResult {
+    /// Converts into the call's result.
+    fn into_tool_result(self) -> Result<ToolResult, ToolError>;
+}
+
+impl IntoToolResult for ToolResult {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::Complete(self))
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::Complete(CallToolResult::text(self)))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        self.to_owned().into_tool_result()
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        vec![self].into_tool_result()
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        let mut result = CallToolResult::text(String::new());
+        result.content = self;
+        Ok(ToolResult::Complete(result))
+    }
+}
+
+impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        self.map_err(Into::into)?.into_tool_result()
+    }
+}
+
+/// A structured result: serialised into `structuredContent` and mirrored as a
+/// JSON text block for clients that only read `content`.
+/// Spec: server/tools.mdx#structured-content
+pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, ToolError> {
+    let value = serde_json::to_value(value).map_err(|e| {
+        ToolError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
+    })?;
+    let text = value.to_string();
+    let mut result = CallToolResult::text(text);
+    result.structured_content = Some(value);
+    Ok(result)
+}
+
+/// Why a tool was refused at registration.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistrationError {
+    /// The name breaks the tool-name rule.
+    #[error("invalid tool name {name:?}: {source}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// The rule it broke.
+        source: ToolNameError,
+    },
+    /// The input schema is unusable.
+    #[error("tool {name:?}: invalid inputSchema: {source}")]
+    InputSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        source: SchemaError,
+    },
+    /// The input schema does not describe an object.
+    #[error("tool {name:?}: inputSchema must have \"type\": \"object\" at its root")]
+    InputNotObject {
+        /// The tool.
+        name: String,
+    },
+    /// The output schema is unusable.
+    #[error("tool {name:?}: invalid outputSchema: {source}")]
+    OutputSchema {
+        /// The tool.
+        name: String,
+        /// Why.
+        source: SchemaError,
+    },
+    /// An `x-mcp-header` annotation breaks a rule.
+    #[error("tool {name:?}: invalid x-mcp-header: {source}")]
+    Header {
+        /// The tool.
+        name: String,
+        /// The rule broken.
+        source: XMcpHeaderError,
+    },
+    /// A tool with this name is already registered.
+    #[error("a tool named {0:?} is already registered")]
+    Duplicate(String),
+    /// The handler has no input description.
+    #[error("tool {0:?} has no input schema: call .input::<T>() or .input_schema(..)")]
+    NoInputSchema(String),
+}
+
+/// A tool ready to be registered: its definition, compiled schemas and handler.
+#[derive(Clone)]
+pub struct Tool {
+    pub(crate) inner: Arc<ToolInner>,
+}
+
+pub(crate) struct ToolInner {
+    pub(crate) definition: ToolDefinition,
+    pub(crate) input: CompiledSchema,
+    pub(crate) output: Option<CompiledSchema>,
+    pub(crate) header_params: Vec<HeaderParam>,
+    pub(crate) required_capabilities: Vec<String>,
+    pub(crate) handler: Handler,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.inner.definition.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tool {
+    /// Starts a tool definition.
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder {
+            name: name.into(),
+            title: None,
+            description: None,
+            input_schema: None,
+            output_schema: None,
+            annotations: None,
+            icons: Vec::new(),
+            required_capabilities: Vec::new(),
+            meta: None,
+            _marker: PhantomData,
+        }
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        &self.inner.definition.name
+    }
+
+    /// The definition as listed by `tools/list`.
+    pub fn definition(&self) -> &ToolDefinition {
+        &self.inner.definition
+    }
+
+    /// The parameters mirrored into `Mcp-Param-*` headers.
+    pub fn header_params(&self) -> &[HeaderParam] {
+        &self.inner.header_params
+    }
+}
+
+/// Marker: the handler's output is untyped (anything [`IntoToolResult`]).
+#[derive(Debug)]
+pub struct Untyped;
+
+/// Marker: the handler returns `O`, sent as `structuredContent` and checked
+/// against the `outputSchema` generated from `O`.
+#[derive(Debug)]
+pub struct Typed<O>(PhantomData<fn() -> O>);
+
+/// Builds a [`Tool`]; see [`Tool::builder`].
+#[derive(Debug)]
+#[must_use]
+pub struct ToolBuilder<I = Value, O = Untyped> {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+    annotations: Option<ToolAnnotations>,
+    icons: Vec<Icon>,
+    required_capabilities: Vec<String>,
+    meta: Option<Map<String, Value>>,
+    _marker: PhantomData<fn() -> (I, O)>,
+}
+
+fn schema_of<T: JsonSchema>() -> Value {
+    let mut v = schemars::schema_for!(T).to_value();
+    if let Some(obj) = v.as_object_mut() {
+        // The type's Rust name says nothing to a model.
+        obj.remove("title");
+    }
+    v
+}
+
+impl<I, O> ToolBuilder<I, O> {
+    fn retype<I2, O2>(self) -> ToolBuilder<I2, O2> {
+        ToolBuilder {
+            name: self.name,
+            title: self.title,
+            description: self.description,
+            input_schema: self.input_schema,
+            output_schema: self.output_schema,
+            annotations: self.annotations,
+            icons: self.icons,
+            required_capabilities: self.required_capabilities,
+            meta: self.meta,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Typed input: arguments are validated against the schema generated from
+    /// `T`, then deserialised into it.
+    pub fn input<T: JsonSchema + DeserializeOwned>(mut self) -> ToolBuilder<T, O> {
+        self.input_schema = Some(schema_of::<T>());
+        self.retype()
+    }
+
+    /// A hand-written input schema. The handler receives the arguments as `I`
+    /// (a `serde_json::Value` unless [`input`](Self::input) set a type).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// A hand-written input schema for a typed input: arguments are validated
+    /// against `schema`, then deserialised into `T`.
+    pub fn input_with_schema<T: DeserializeOwned>(mut self, schema: Value) -> ToolBuilder<T, O> {
+        self.input_schema = Some(schema);
+        self.retype()
+    }
+
+    /// Typed output: the handler returns `Result<T, ToolError>`; the value is
+    /// sent as `structuredContent`, mirrored as text, and `outputSchema` is
+    /// generated from `T`.
+    pub fn output<T: JsonSchema + Serialize>(mut self) -> ToolBuilder<I, Typed<T>> {
+        self.output_schema = Some(schema_of::<T>());
+        self.retype()
+    }
+
+    /// A hand-written output schema.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+
+    /// Behaviour hints.
+    pub fn annotations(mut self, annotations: ToolAnnotations) -> Self {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// Adds an icon.
+    pub fn icon(mut self, icon: Icon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// Declares a client capability (such as `"sampling"`) the tool cannot
+    /// run without; calls from clients that lack it get `-32021`.
+    pub fn require_capability(mut self, capability: impl Into<String>) -> Self {
+        self.required_capabilities.push(capability.into());
+        self
+    }
+
+    /// Sets the definition's `_meta`.
+    pub fn meta(mut self, meta: Map<String, Value>) -> Self {
+        self.meta = Some(meta);
+        self
+    }
+
+    fn finish(self, handler: Handler) -> Result<Tool, RegistrationError> {
+        let name = self.name;
+        validate_tool_name(&name).map_err(|source| RegistrationError::InvalidName {
+            name: name.clone(),
+            source,
+        })?;
+        let Some(input_schema) = self.input_schema else {
+            return Err(RegistrationError::NoInputSchema(name));
+        };
+        let input = CompiledSchema::compile(&input_schema).map_err(|source| {
+            RegistrationError::InputSchema {
+                name: name.clone(),
+                source,
+            }
+        })?;
+        if input_schema.get("type").and_then(Value::as_str) != Some("object") {
+            return Err(RegistrationError::InputNotObject { name });
+        }
+        let header_params =
+            validate_x_mcp_headers(&input_schema).map_err(|source| RegistrationError::Header {
+                name: name.clone(),
+                source,
+            })?;
+        let output = match &self.output_schema {
+            Some(s) => Some(CompiledSchema::compile(s).map_err(|source| {
+                RegistrationError::OutputSchema {
+                    name: name.clone(),
+                    source,
+                }
+            })?),
+            None => None,
+        };
+        let Value::Object(input_schema) = input_schema else {
+            return Err(RegistrationError::InputNotObject { name });
+        };
+        let mut definition = ToolDefinition::new(name, input_schema);
+        definition.title = self.title;
+        definition.description = self.description;
+        definition.output_schema = match self.output_schema {
+            Some(Value::Object(map)) => Some(map),
+            _ => None,
+        };
+        definition.annotations = self.annotations;
+        definition.icons = (!self.icons.is_empty()).then_some(self.icons);
+        definition.meta = self.meta;
+        Ok(Tool {
+            inner: Arc::new(ToolInner {
+                definition,
+                input,
+                output,
+                header_params,
+                required_capabilities: self.required_capabilities,
+                handler,
+            }),
+        })
+    }
+}
+
+fn bad_arguments(e: &serde_json::Error) -> Result<ToolResult, ToolError> {
+    Ok(ToolResult::Complete(CallToolResult::error_text(format!(
+        "Invalid arguments: {e}. Fix the arguments to match the tool's inputSchema and call again."
+    ))))
+}
+
+impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
+    /// Finishes the tool with its handler. Validates the name, schemas and
+    /// `x-mcp-header` annotations now, not at call time.
+    pub fn handler<F, Fut, R>(self, f: F) -> Result<Tool, RegistrationError>
+    where
+        F: Fn(I, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoToolResult + 'static,
+    {
+        let f = Arc::new(f);
+        self.finish(Arc::new(move |args, cx| {
+            let f = Arc::clone(&f);
+            Box::pin(async move {
+                let input = match serde_json::from_value::<I>(args) {
+                    Ok(v) => v,
+                    Err(e) => return bad_arguments(&e),
+                };
+                f(input, cx).await.into_tool_result()
+            })
+        }))
+    }
+}
+
+impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I, Typed<O>> {
+    /// Finishes the tool with a handler whose output is structured.
+    pub fn handler<F, Fut>(self, f: F) -> Result<Tool, RegistrationError>
+    where
+        F: Fn(I, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        self.finish(Arc::new(move |args, cx| {
+            let f = Arc::clone(&f);
+            Box::pin(async move {
+                let input = match serde_json::from_value::<I>(args) {
+                    Ok(v) => v,
+                    Err(e) => return bad_arguments(&e),
+                };
+                let out = f(input, cx).await?;
+                Ok(ToolResult::Complete(structured(&out)?))
+            })
+        }))
+    }
+}

@@ -1,0 +1,3 @@
+//! Transports: how messages reach the server pipeline.
+
+pub(crate) mod stdio;

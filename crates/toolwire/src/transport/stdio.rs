@@ -1,0 +1,256 @@
+//! The stdio transport: newline-delimited JSON-RPC on a pair of byte streams.
+//!
+//! Spec: basic/transports/stdio.mdx — one message per line, no embedded
+//! newlines; stdout carries protocol messages only.
+//!
+//! Requests run concurrently, each in its own task; every outgoing message
+//! goes through one writer task, so lines never interleave.
+
+use crate::server::Server;
+use bytes::Bytes;
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::types::{CancelledNotification, NotificationMethod};
+use toolwire_proto::{DecodeError, ErrorObject, Message, RequestId, encode_error};
+
+/// Longest accepted line, in bytes. Longer lines are answered with a parse
+/// error and skipped without being buffered.
+pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+/// Serves `server` on the process's stdin and stdout until stdin closes.
+pub async fn serve_stdio(server: Server) -> io::Result<()> {
+    serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Serves `server` on any reader/writer pair until the reader reaches EOF.
+///
+/// At EOF every request still in flight is cancelled, queued output is
+/// flushed, and the function returns.
+pub async fn serve_io<R, W>(server: Server, reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
+    let writer_task = tokio::spawn(write_loop(writer, out_rx));
+    let in_flight: InFlight = Arc::default();
+    let mut tasks = JoinSet::new();
+    let mut reader = BufReader::with_capacity(64 * 1024, reader);
+    let mut line = Vec::new();
+
+    loop {
+        match read_line(&mut reader, &mut line).await? {
+            Line::Eof => break,
+            Line::TooLong => {
+                let err =
+                    ErrorObject::parse_error(format!("message longer than {MAX_LINE_BYTES} bytes"));
+                let _ = out_tx.send(Bytes::from(encode_error(None, &err)));
+            }
+            Line::Data => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                on_line(&server, &line, &out_tx, &in_flight, &mut tasks);
+            }
+        }
+        // Reap finished tasks so the set does not grow without bound.
+        while tasks.try_join_next().is_some() {}
+    }
+
+    if let Ok(map) = in_flight.lock() {
+        for token in map.values() {
+            token.cancel();
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    drop(out_tx);
+    writer_task.await.map_err(io::Error::other)?
+}
+
+fn on_line(
+    server: &Server,
+    line: &[u8],
+    out: &mpsc::UnboundedSender<Bytes>,
+    in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) {
+    match Message::from_slice(line) {
+        Err(e) => {
+            if let DecodeError::Parse(_) = e {
+                tracing::debug!("unparseable line on stdin");
+            }
+            let _ = out.send(Bytes::from(encode_error(e.id(), &e.to_error_object())));
+        }
+        Ok(Message::Request(req)) => {
+            let token = CancellationToken::new();
+            if let Ok(mut map) = in_flight.lock() {
+                map.insert(req.id.clone(), token.clone());
+            }
+            let server = server.clone();
+            let out = out.clone();
+            let in_flight = Arc::clone(in_flight);
+            tasks.spawn(async move {
+                let id = req.id.clone();
+                let reply = tokio::select! {
+                    reply = server.handle(req, token.clone(), Some(out.clone())) => Some(reply),
+                    () = token.cancelled() => None,
+                };
+                // Spec: basic/patterns/cancellation.mdx — no response for a
+                // cancelled request.
+                if let Some(reply) = reply
+                    && !token.is_cancelled()
+                {
+                    let _ = out.send(reply.into_body());
+                }
+                if let Ok(mut map) = in_flight.lock()
+                    && map
+                        .get(&id)
+                        .is_some_and(|t| t.is_cancelled() || t == &token)
+                {
+                    map.remove(&id);
+                }
+            });
+        }
+        Ok(Message::Notification(n)) => {
+            if n.method == CancelledNotification::METHOD {
+                #[derive(Deserialize)]
+                #[serde(rename_all = "camelCase")]
+                struct Cancelled {
+                    request_id: RequestId,
+                }
+                let parsed = n
+                    .params
+                    .as_ref()
+                    .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
+                if let Some(c) = parsed
+                    && let Ok(map) = in_flight.lock()
+                    && let Some(token) = map.get(&c.request_id)
+                {
+                    token.cancel();
+                }
+            }
+        }
+        Ok(Message::Response(_)) => {
+            // This server sends no requests over stdio at 2026-07-28.
+            tracing::debug!("ignoring unsolicited response on stdin");
+        }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::UnboundedReceiver<Bytes>,
+) -> io::Result<()> {
+    let mut w = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(msg) = rx.recv().await {
+        w.write_all(&msg).await?;
+        w.write_all(b"\n").await?;
+        // Batch whatever is already queued, then flush once.
+        while let Ok(msg) = rx.try_recv() {
+            w.write_all(&msg).await?;
+            w.write_all(b"\n").await?;
+        }
+        w.flush().await?;
+    }
+    w.flush().await
+}
+
+enum Line {
+    Data,
+    TooLong,
+    Eof,
+}
+
+/// Reads one `\n`-terminated line into `buf` (without the newline), never
+/// buffering more than [`MAX_LINE_BYTES`].
+async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let chunk = r.fill_buf().await?;
+        if chunk.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Data
+            });
+        }
+        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long {
+            if buf.len() + take > MAX_LINE_BYTES {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        r.consume(if done { take + 1 } else { take });
+        if done {
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(if too_long { Line::TooLong } else { Line::Data });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn read_line_splits_and_bounds() {
+        let data = b"abc\r\n\nxyz".to_vec();
+        let mut r = BufReader::new(&data[..]);
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::Data
+        ));
+        assert_eq!(buf, b"abc");
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::Data
+        ));
+        assert!(buf.is_empty());
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::Data
+        ));
+        assert_eq!(buf, b"xyz");
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::Eof
+        ));
+    }
+
+    #[tokio::test]
+    async fn overlong_line_is_skipped() {
+        let mut data = vec![b'x'; MAX_LINE_BYTES + 10];
+        data.extend_from_slice(b"\nok\n");
+        let mut r = BufReader::new(&data[..]);
+        let mut buf = Vec::new();
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::TooLong
+        ));
+        assert!(matches!(
+            read_line(&mut r, &mut buf).await.expect("io"),
+            Line::Data
+        ));
+        assert_eq!(buf, b"ok");
+    }
+}

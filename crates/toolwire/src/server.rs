@@ -2,6 +2,8 @@
 //! transports call. Request handling itself lives in `server/dispatch.rs`.
 
 mod dispatch;
+mod paging;
+mod tools;
 
 #[allow(unused_imports, reason = "used by the HTTP transport")]
 pub(crate) use dispatch::Prepared;

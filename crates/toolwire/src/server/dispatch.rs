@@ -1,22 +1,17 @@
 //! The request pipeline shared by every transport: `_meta` checks, the
 //! version check, and the one `match` over the method.
 
-use super::{Server, ServerInner};
-use crate::context::{Outbound, RequestContext};
-use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use super::{Server, ServerInner, paging};
+use crate::context::Outbound;
 use bytes::Bytes;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
 use toolwire_proto::types::{
-    CallToolRequest, CallToolResult, ContentBlock, DiscoverRequest, DiscoverResult,
-    ListToolsRequest, ListToolsResult, RequestMeta, RequestMethod, ResultType, ServerCapabilities,
-    ToolsCapability,
+    CallToolRequest, DiscoverRequest, DiscoverResult, ListToolsRequest, RequestMeta, RequestMethod,
+    ResultType, ServerCapabilities, ToolsCapability,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, Request, RequestId, encode_error, encode_result};
 
@@ -174,7 +169,7 @@ impl Server {
         }
     }
 
-    fn result_meta(&self) -> Map<String, Value> {
+    pub(crate) fn result_meta(&self) -> Map<String, Value> {
         let mut meta = Map::new();
         meta.insert(SERVER_INFO_KEY.to_owned(), self.inner.server_info.clone());
         meta
@@ -199,144 +194,9 @@ impl Server {
                 cache_scope: c.cache_scope,
                 meta: Some(self.result_meta()),
             };
-            to_raw(&result)
+            paging::to_raw(&result)
         });
         Reply::result(id, &**raw)
-    }
-
-    fn list_tools(&self, p: &Prepared) -> Reply {
-        let snapshot = self.inner.tools.snapshot();
-        let pages = snapshot.pages.get_or_init(|| {
-            let c = &self.inner.config;
-            let items = snapshot.items();
-            let count = items.len().div_ceil(c.page_size).max(1);
-            (0..count)
-                .map(|page| {
-                    let start = page * c.page_size;
-                    let end = (start + c.page_size).min(items.len());
-                    let result = ListToolsResult {
-                        result_type: ResultType::Complete,
-                        tools: items[start..end]
-                            .iter()
-                            .map(|t| t.definition().clone())
-                            .collect(),
-                        next_cursor: (end < items.len()).then(|| encode_cursor(end)),
-                        ttl_ms: c.ttl_ms,
-                        cache_scope: c.cache_scope,
-                        meta: Some(self.result_meta()),
-                    };
-                    to_raw(&result)
-                })
-                .collect()
-        });
-        let page = match p.params.cursor.as_deref() {
-            None => 0,
-            Some(cursor) => match decode_cursor(cursor, self.inner.config.page_size) {
-                Some(page) if page < pages.len() => page,
-                _ => {
-                    return Reply::error(
-                        Some(&p.id),
-                        &ErrorObject::invalid_params(format!("invalid cursor {cursor:?}")),
-                    );
-                }
-            },
-        };
-        Reply::result(&p.id, &*pages[page])
-    }
-
-    async fn call_tool(
-        &self,
-        p: Prepared,
-        cancel: CancellationToken,
-        outbound: Option<Outbound>,
-    ) -> Reply {
-        let id = p.id;
-        let Some(name) = p.params.name else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params("tools/call needs params.name"),
-            );
-        };
-        let Some(tool) = self.inner.tools.snapshot().get(&name).cloned() else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params(format!("unknown tool: {name}"))
-                    .with_data(json!({ "name": name })),
-            );
-        };
-        let tool = &tool.inner;
-        if !tool.required_capabilities.is_empty() {
-            let declared = p
-                .meta
-                .client_capabilities
-                .as_ref()
-                .and_then(|c| serde_json::to_value(c).ok())
-                .unwrap_or(Value::Null);
-            let missing: Vec<&String> = tool
-                .required_capabilities
-                .iter()
-                .filter(|c| declared.get(c.as_str()).is_none())
-                .collect();
-            if !missing.is_empty() {
-                return Reply::error(Some(&id), &missing_capabilities_error(&missing));
-            }
-        }
-        // Spec: server/tools.mdx — a missing `arguments` means no arguments.
-        let args = p
-            .params
-            .arguments
-            .unwrap_or_else(|| Value::Object(Map::new()));
-        if let Err(why) = tool.input.check(&args) {
-            let text = format!(
-                "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
-            );
-            return self.complete(&id, CallToolResult::error_text(text));
-        }
-        let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound);
-        match (tool.handler)(args, cx).await {
-            Ok(ToolResult::Complete(mut result)) => {
-                if let Some(schema) = &tool.output
-                    && result.is_error != Some(true)
-                {
-                    let checked = match &result.structured_content {
-                        None => Err("the tool returned no structuredContent".to_owned()),
-                        Some(v) => schema.check(v),
-                    };
-                    if let Err(why) = checked {
-                        tracing::error!(tool = %name, "structuredContent does not match outputSchema:{why}");
-                        return Reply::error(
-                            Some(&id),
-                            &ErrorObject::internal(format!(
-                                "tool {name:?} produced output that does not match its outputSchema"
-                            )),
-                        );
-                    }
-                }
-                if let Some(structured) = &result.structured_content {
-                    // Spec: server/tools.mdx#structured-content — mirror as text.
-                    let has_text = result
-                        .content
-                        .iter()
-                        .any(|c| matches!(c, ContentBlock::Text(_)));
-                    if !has_text {
-                        result
-                            .content
-                            .push(ContentBlock::text(structured.to_string()));
-                    }
-                }
-                self.complete(&id, result)
-            }
-            Err(ToolError::Failed(text)) => self.complete(&id, CallToolResult::error_text(text)),
-            Err(ToolError::Protocol(e)) => Reply::error(Some(&id), &e),
-        }
-    }
-
-    fn complete(&self, id: &RequestId, mut result: CallToolResult) -> Reply {
-        result.result_type = ResultType::Complete;
-        let meta = result.meta.get_or_insert_with(Map::new);
-        meta.entry(SERVER_INFO_KEY)
-            .or_insert_with(|| self.inner.server_info.clone());
-        Reply::result(id, &result)
     }
 }
 
@@ -349,40 +209,4 @@ fn unsupported_version(inner: &ServerInner, requested: &str) -> ErrorObject {
         "supported": inner.config.supported_versions,
         "requested": requested,
     }))
-}
-
-fn to_raw(value: &impl serde::Serialize) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).unwrap_or_else(|_| {
-        RawValue::from_string("{}".to_owned()).unwrap_or_else(|_| unreachable!("valid JSON"))
-    })
-}
-
-const CURSOR_PREFIX: &str = "tw1:";
-
-fn encode_cursor(offset: usize) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{offset}"))
-}
-
-/// The page a cursor points at, if it is one of ours and lands on a page boundary.
-fn decode_cursor(cursor: &str, page_size: usize) -> Option<usize> {
-    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
-    let text = std::str::from_utf8(&bytes).ok()?;
-    let offset: usize = text.strip_prefix(CURSOR_PREFIX)?.parse().ok()?;
-    offset
-        .is_multiple_of(page_size)
-        .then_some(offset / page_size)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursor_round_trips_and_rejects_garbage() {
-        let c = encode_cursor(20);
-        assert_eq!(decode_cursor(&c, 10), Some(2));
-        assert_eq!(decode_cursor(&c, 7), None);
-        assert_eq!(decode_cursor("nope", 10), None);
-        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("tw1:-1"), 10), None);
-    }
 }

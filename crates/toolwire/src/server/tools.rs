@@ -1,0 +1,129 @@
+//! `tools/list` and `tools/call`.
+
+use super::dispatch::{Prepared, Reply};
+use super::{Server, paging};
+use crate::context::{Outbound, RequestContext};
+use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::meta::SERVER_INFO_KEY;
+use toolwire_proto::types::{CallToolResult, ContentBlock, ListToolsResult, ResultType};
+use toolwire_proto::{ErrorObject, RequestId};
+
+impl Server {
+    pub(crate) fn list_tools(&self, p: &Prepared) -> Reply {
+        let c = &self.inner.config;
+        let snapshot = self.inner.tools.snapshot();
+        paging::list_page(
+            &p.id,
+            &snapshot,
+            c.page_size,
+            p.params.cursor.as_deref(),
+            |items, next_cursor| {
+                paging::to_raw(&ListToolsResult {
+                    result_type: ResultType::Complete,
+                    tools: items.iter().map(|t| t.definition().clone()).collect(),
+                    next_cursor,
+                    ttl_ms: c.ttl_ms,
+                    cache_scope: c.cache_scope,
+                    meta: Some(self.result_meta()),
+                })
+            },
+        )
+    }
+
+    pub(crate) async fn call_tool(
+        &self,
+        p: Prepared,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Reply {
+        let id = p.id;
+        let Some(name) = p.params.name else {
+            return Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params("tools/call needs params.name"),
+            );
+        };
+        let Some(tool) = self.inner.tools.snapshot().get(&name).cloned() else {
+            return Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params(format!("unknown tool: {name}"))
+                    .with_data(json!({ "name": name })),
+            );
+        };
+        let tool = &tool.inner;
+        if !tool.required_capabilities.is_empty() {
+            let declared = p
+                .meta
+                .client_capabilities
+                .as_ref()
+                .and_then(|c| serde_json::to_value(c).ok())
+                .unwrap_or(Value::Null);
+            let missing: Vec<&String> = tool
+                .required_capabilities
+                .iter()
+                .filter(|c| declared.get(c.as_str()).is_none())
+                .collect();
+            if !missing.is_empty() {
+                return Reply::error(Some(&id), &missing_capabilities_error(&missing));
+            }
+        }
+        // Spec: server/tools.mdx — a missing `arguments` means no arguments.
+        let args = p
+            .params
+            .arguments
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        if let Err(why) = tool.input.check(&args) {
+            let text = format!(
+                "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
+            );
+            return self.complete(&id, CallToolResult::error_text(text));
+        }
+        let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound);
+        match (tool.handler)(args, cx).await {
+            Ok(ToolResult::Complete(mut result)) => {
+                if let Some(schema) = &tool.output
+                    && result.is_error != Some(true)
+                {
+                    let checked = match &result.structured_content {
+                        None => Err("the tool returned no structuredContent".to_owned()),
+                        Some(v) => schema.check(v),
+                    };
+                    if let Err(why) = checked {
+                        tracing::error!(tool = %name, "structuredContent does not match outputSchema:{why}");
+                        return Reply::error(
+                            Some(&id),
+                            &ErrorObject::internal(format!(
+                                "tool {name:?} produced output that does not match its outputSchema"
+                            )),
+                        );
+                    }
+                }
+                if let Some(structured) = &result.structured_content {
+                    // Spec: server/tools.mdx#structured-content — mirror as text.
+                    let has_text = result
+                        .content
+                        .iter()
+                        .any(|c| matches!(c, ContentBlock::Text(_)));
+                    if !has_text {
+                        result
+                            .content
+                            .push(ContentBlock::text(structured.to_string()));
+                    }
+                }
+                self.complete(&id, result)
+            }
+            Err(ToolError::Failed(text)) => self.complete(&id, CallToolResult::error_text(text)),
+            Err(ToolError::Protocol(e)) => Reply::error(Some(&id), &e),
+        }
+    }
+
+    pub(crate) fn complete(&self, id: &RequestId, mut result: CallToolResult) -> Reply {
+        result.result_type = ResultType::Complete;
+        let meta = result.meta.get_or_insert_with(Map::new);
+        meta.entry(SERVER_INFO_KEY)
+            .or_insert_with(|| self.inner.server_info.clone());
+        Reply::result(id, &result)
+    }
+}

@@ -4,6 +4,8 @@
 mod dispatch;
 mod paging;
 mod tools;
+#[cfg(test)]
+mod tests;
 
 #[allow(unused_imports, reason = "used by the HTTP transport")]
 pub(crate) use dispatch::Prepared;

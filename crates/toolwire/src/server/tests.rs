@@ -1,0 +1,273 @@
+//! Pipeline behaviour tested through `Server::handle`, without a transport.
+
+use crate::{RegistrationError, Server, ServerConfig, Tool, ToolError};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::{Message, meta::PROTOCOL_VERSION};
+
+async fn call(server: &Server, method: &str, mut params: Value, caps: Value) -> Value {
+    params.as_object_mut().expect("object").insert(
+        "_meta".into(),
+        json!({
+            "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+            "io.modelcontextprotocol/clientCapabilities": caps,
+        }),
+    );
+    let bytes =
+        serde_json::to_vec(&json!({"jsonrpc":"2.0","id":1,"method":method,"params":params}))
+            .expect("encode");
+    let Ok(Message::Request(req)) = Message::from_slice(&bytes) else {
+        panic!("not a request")
+    };
+    let reply = server.handle(req, CancellationToken::new(), None).await;
+    serde_json::from_slice(reply.body()).expect("reply is JSON")
+}
+
+fn open_tool(name: &str) -> Tool {
+    Tool::builder(name)
+        .description("test")
+        .input_schema(json!({"type": "object"}))
+        .handler(|_: Value, _| async { "ok" })
+        .expect("valid tool")
+}
+
+#[tokio::test]
+async fn list_pages_follow_cursors_and_reject_bad_ones() {
+    let server = Server::new(ServerConfig::new("t", "1").with_page_size(2));
+    for n in ["a", "b", "c", "d", "e"] {
+        server.add_tool(open_tool(n)).expect("add");
+    }
+    let mut names = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..5 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = call(&server, "tools/list", params, json!({})).await;
+        let res = &r["result"];
+        assert!(res["tools"].as_array().expect("tools").len() <= 2);
+        names.extend(
+            res["tools"]
+                .as_array()
+                .expect("tools")
+                .iter()
+                .map(|t| t["name"].clone()),
+        );
+        cursor = res
+            .get("nextCursor")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(
+        names,
+        json!(["a", "b", "c", "d", "e"])
+            .as_array()
+            .expect("array")
+            .clone()
+    );
+    for bad in ["garbage", "dHcxOjE", "dHcxOjEwMA"] {
+        let r = call(&server, "tools/list", json!({"cursor": bad}), json!({})).await;
+        assert_eq!(r["error"]["code"], -32602, "{bad}: {r}");
+    }
+}
+
+#[tokio::test]
+async fn runtime_changes_show_in_the_next_list() {
+    let server = Server::new(ServerConfig::default());
+    server.add_tool(open_tool("a")).expect("add");
+    let r = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(r["result"]["tools"].as_array().expect("tools").len(), 1);
+    server.add_tool(open_tool("b")).expect("add");
+    assert!(server.remove_tool("a"));
+    assert!(!server.remove_tool("a"));
+    let r = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "b");
+    assert_eq!(r["result"]["tools"].as_array().expect("tools").len(), 1);
+    let r = call(&server, "tools/call", json!({"name": "a"}), json!({})).await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn missing_arguments_mean_empty_object() {
+    let server = Server::new(ServerConfig::default());
+    server.add_tool(open_tool("a")).expect("add");
+    let r = call(&server, "tools/call", json!({"name": "a"}), json!({})).await;
+    assert_eq!(r["result"]["content"][0]["text"], "ok", "{r}");
+}
+
+#[tokio::test]
+async fn required_capability_is_enforced_with_an_object_of_capabilities() {
+    let server = Server::new(ServerConfig::default());
+    server
+        .add_tool(
+            Tool::builder("needs_sampling")
+                .input_schema(json!({"type": "object"}))
+                .require_capability("sampling")
+                .handler(|_: Value, _| async { "sampled" })
+                .expect("valid"),
+        )
+        .expect("add");
+    let r = call(
+        &server,
+        "tools/call",
+        json!({"name": "needs_sampling"}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    assert_eq!(
+        r["error"]["data"]["requiredCapabilities"],
+        json!({"sampling": {}})
+    );
+    let r = call(
+        &server,
+        "tools/call",
+        json!({"name": "needs_sampling"}),
+        json!({"sampling": {}}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "sampled", "{r}");
+}
+
+#[tokio::test]
+async fn output_that_breaks_its_schema_is_an_internal_error() {
+    let server = Server::new(ServerConfig::default());
+    server
+        .add_tool(
+            Tool::builder("liar")
+                .input_schema(json!({"type": "object"}))
+                .output_schema(json!({"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}))
+                .handler(|_: Value, _| async { crate::structured(&json!({"n": "not a number"})) })
+                .expect("valid"),
+        )
+        .expect("add");
+    let r = call(&server, "tools/call", json!({"name": "liar"}), json!({})).await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+}
+
+#[tokio::test]
+async fn tool_errors_are_results_and_protocol_errors_are_errors() {
+    let server = Server::new(ServerConfig::default());
+    server
+        .add_tool(
+            Tool::builder("fails")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_: Value, _| async { Err::<String, _>(ToolError::failed("disk full")) })
+                .expect("valid"),
+        )
+        .expect("add");
+    server
+        .add_tool(
+            Tool::builder("refuses")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_: Value, _| async {
+                    Err::<String, _>(ToolError::invalid_params("bad shape"))
+                })
+                .expect("valid"),
+        )
+        .expect("add");
+    let r = call(&server, "tools/call", json!({"name": "fails"}), json!({})).await;
+    assert_eq!(r["result"]["isError"], true);
+    assert_eq!(r["result"]["content"][0]["text"], "disk full");
+    let r = call(&server, "tools/call", json!({"name": "refuses"}), json!({})).await;
+    assert_eq!(r["error"]["code"], -32602);
+}
+
+#[tokio::test]
+async fn draft_07_schemas_validate_with_draft_07_rules() {
+    let server = Server::new(ServerConfig::default());
+    server
+        .add_tool(
+            Tool::builder("d7")
+                .input_schema(json!({
+                    "$schema": "http://json-schema.org/draft-07/schema#",
+                    "type": "object",
+                    "properties": {"n": {"type": "integer", "exclusiveMinimum": 0}},
+                    "required": ["n"]
+                }))
+                .handler(|_: Value, _| async { "ok" })
+                .expect("valid"),
+        )
+        .expect("add");
+    let r = call(
+        &server,
+        "tools/call",
+        json!({"name": "d7", "arguments": {"n": 0}}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let r = call(
+        &server,
+        "tools/call",
+        json!({"name": "d7", "arguments": {"n": 1}}),
+        json!({}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "ok", "{r}");
+}
+
+#[test]
+fn bad_tools_are_refused_at_registration() {
+    let build = |name: &str, schema: Value| {
+        Tool::builder(name)
+            .input_schema(schema)
+            .handler(|_: Value, _| async { "x" })
+    };
+    assert!(matches!(
+        build("has space", json!({"type": "object"})),
+        Err(RegistrationError::InvalidName { .. })
+    ));
+    assert!(matches!(
+        build(&"x".repeat(129), json!({"type": "object"})),
+        Err(RegistrationError::InvalidName { .. })
+    ));
+    assert!(matches!(
+        build("t", json!({"type": "string"})),
+        Err(RegistrationError::InputNotObject { .. })
+    ));
+    assert!(matches!(
+        build("t", json!(null)),
+        Err(RegistrationError::InputSchema { .. })
+    ));
+    assert!(matches!(
+        build(
+            "t",
+            json!({"$schema": "http://json-schema.org/draft-04/schema#", "type": "object"})
+        ),
+        Err(RegistrationError::InputSchema { .. })
+    ));
+    assert!(matches!(
+        build(
+            "t",
+            json!({"type": "object", "properties": {"x": {"type": "number", "x-mcp-header": "X"}}})
+        ),
+        Err(RegistrationError::Header { .. })
+    ));
+    assert!(matches!(
+        build(
+            "t",
+            json!({"type": "object", "properties": {
+                "a": {"type": "string", "x-mcp-header": "Dup"},
+                "b": {"type": "string", "x-mcp-header": "dup"}
+            }})
+        ),
+        Err(RegistrationError::Header { .. })
+    ));
+    let no_schema = Tool::builder("t").handler(|_: Value, _| async { "x" });
+    assert!(matches!(
+        no_schema,
+        Err(RegistrationError::NoInputSchema(_))
+    ));
+
+    let server = Server::new(ServerConfig::default());
+    server.add_tool(open_tool("same")).expect("first");
+    assert!(matches!(
+        server.add_tool(open_tool("same")),
+        Err(RegistrationError::Duplicate(_))
+    ));
+}

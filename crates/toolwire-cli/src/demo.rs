@@ -4,9 +4,17 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolwire::proto::types::LoggingLevel;
-use toolwire::{RegistrationError, RequestContext, Server, Tool, ToolError};
+use toolwire::{
+    ElicitAnswer, InputRequired, RegistrationError, RequestContext, Server, Tool, ToolError,
+    ToolResult,
+};
+
+/// The most tools `define_tool` keeps at once.
+const MAX_DEFINED: usize = 32;
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoInput {
@@ -44,6 +52,33 @@ struct RegionalEchoInput {
     #[allow(dead_code)]
     priority: Option<i64>,
     text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ConfirmInput {
+    /// The action the user must confirm.
+    action: String,
+}
+
+/// The form `confirm_action` asks the user to fill in.
+#[derive(Deserialize, JsonSchema)]
+struct Confirmation {
+    /// Whether to go ahead with the action.
+    confirm: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct DefineInput {
+    /// The new tool's name.
+    name: String,
+    /// The text the new tool answers with.
+    text: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct UndefineInput {
+    /// The name of a tool `define_tool` registered.
+    name: String,
 }
 
 /// Adds the demo tools to `server`.
@@ -85,7 +120,104 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
             }))
             .handler(|i: RegionalEchoInput, _| async move { format!("{}: {}", i.region, i.text) })?,
     )?;
+    server.add_tool(
+        Tool::builder("confirm_action")
+            .description(
+                "Asks the user to confirm `action` (a form elicitation; needs the client's \
+                 elicitation capability) and answers \"confirmed: <action>\" or, if the user \
+                 declines, cancels or does not confirm, an error \"not confirmed: <action>\".",
+            )
+            .input::<ConfirmInput>()
+            .handler(confirm_action)?,
+    )?;
+    let defined: Arc<Mutex<BTreeSet<String>>> = Arc::default();
+    let (srv, names) = (server.clone(), Arc::clone(&defined));
+    server.add_tool(
+        Tool::builder("define_tool")
+            .description(
+                "Registers a new tool `name` that answers with `text`. The tool list changes: \
+                 subscribers to tools/list_changed are notified.",
+            )
+            .input::<DefineInput>()
+            .handler(move |i: DefineInput, _| {
+                let (srv, names) = (srv.clone(), Arc::clone(&names));
+                async move { define_tool(&srv, &names, i) }
+            })?,
+    )?;
+    let srv = server.clone();
+    server.add_tool(
+        Tool::builder("undefine_tool")
+            .description(
+                "Removes a tool that define_tool registered. The tool list changes: \
+                 subscribers to tools/list_changed are notified.",
+            )
+            .input::<UndefineInput>()
+            .handler(move |i: UndefineInput, _| {
+                let (srv, names) = (srv.clone(), Arc::clone(&defined));
+                async move { undefine_tool(&srv, &names, &i.name) }
+            })?,
+    )?;
     Ok(())
+}
+
+/// Spec: basic/patterns/mrtr.mdx — round 1 asks; the retry reads the answer.
+async fn confirm_action(i: ConfirmInput, cx: RequestContext) -> Result<ToolResult, ToolError> {
+    Ok(match cx.input::<ElicitAnswer<Confirmation>>("confirm")? {
+        Some(ElicitAnswer::Accept(Confirmation { confirm: true })) => {
+            ToolResult::text(format!("confirmed: {}", i.action))
+        }
+        Some(_) => ToolResult::error_text(format!("not confirmed: {}", i.action)),
+        // No answer yet (or the retry missed the key): ask.
+        None => InputRequired::new()
+            .elicit::<Confirmation>("confirm", format!("Confirm: {}?", i.action))
+            .into(),
+    })
+}
+
+fn define_tool(
+    server: &Server,
+    defined: &Mutex<BTreeSet<String>>,
+    i: DefineInput,
+) -> Result<String, ToolError> {
+    let Ok(mut names) = defined.lock() else {
+        return Err(ToolError::failed("the tool registry is unavailable"));
+    };
+    if names.len() >= MAX_DEFINED {
+        return Err(ToolError::failed(format!(
+            "at most {MAX_DEFINED} tools may be defined; undefine one first"
+        )));
+    }
+    let text = i.text;
+    Tool::builder(i.name.as_str())
+        .description(format!(
+            "Answers {text:?} (defined at run time by define_tool)."
+        ))
+        .input_schema(json!({"type": "object", "properties": {}}))
+        .handler(move |_: serde_json::Value, _| {
+            let text = text.clone();
+            async move { text }
+        })
+        .and_then(|tool| server.add_tool(tool))
+        .map_err(ToolError::failed)?;
+    names.insert(i.name.clone());
+    Ok(format!("defined {}", i.name))
+}
+
+fn undefine_tool(
+    server: &Server,
+    defined: &Mutex<BTreeSet<String>>,
+    name: &str,
+) -> Result<String, ToolError> {
+    let Ok(mut names) = defined.lock() else {
+        return Err(ToolError::failed("the tool registry is unavailable"));
+    };
+    if !names.remove(name) {
+        return Err(ToolError::failed(format!(
+            "{name:?} was not defined by define_tool"
+        )));
+    }
+    server.remove_tool(name);
+    Ok(format!("undefined {name}"))
 }
 
 async fn countdown(i: CountdownInput, cx: RequestContext) -> Result<String, ToolError> {

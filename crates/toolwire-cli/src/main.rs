@@ -1,10 +1,13 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod client_cmd;
 mod demo;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use toolwire::{Server, ServerConfig};
+use std::path::PathBuf;
+use std::time::Duration;
+use toolwire::{HttpConfig, STATE_KEYS_ENV, Server, ServerConfig, StateKeys};
 
 #[derive(Parser)]
 #[command(
@@ -19,8 +22,132 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (echo, add, countdown, regional_echo) over stdio.
-    Serve,
+    /// Serve the demo tools (echo, add, countdown, regional_echo) over stdio,
+    /// or over Streamable HTTP with `--http`.
+    Serve {
+        /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
+        /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+        /// The MCP endpoint path for `--http`.
+        #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
+        path: String,
+        /// Read the requestState keyring from FILE: base64 32-byte keys, one
+        /// per line, the first for sealing. Without it, TOOLWIRE_STATE_KEYS
+        /// (comma-separated) is used, or else a random key per process.
+        #[arg(long, value_name = "FILE")]
+        state_keys_file: Option<PathBuf>,
+        /// How long a sealed requestState stays valid, in milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 600_000)]
+        state_ttl_ms: u64,
+    },
+    /// Show a server's protocol versions, capabilities and instructions
+    /// (server/discover).
+    Discover(client_cmd::DiscoverArgs),
+    /// List a server's tools and their parameters.
+    List(client_cmd::ListArgs),
+    /// Call a tool on a server.
+    Call(client_cmd::CallArgs),
+}
+
+/// The server configuration for `serve`: the demo identity plus the
+/// requestState keyring and lifetime.
+fn server_config(
+    state_keys_file: Option<&PathBuf>,
+    state_ttl_ms: u64,
+) -> anyhow::Result<ServerConfig> {
+    let mut config = ServerConfig::new("toolwire-demo", env!("CARGO_PKG_VERSION"))
+        .with_state_ttl(Duration::from_millis(state_ttl_ms));
+    let keys = match state_keys_file {
+        Some(file) => Some(StateKeys::from_file(file)?),
+        None => StateKeys::from_env(STATE_KEYS_ENV)?,
+    };
+    if let Some(keys) = keys {
+        config = config.with_state_keys(keys);
+    }
+    Ok(config)
+}
+
+/// Serves stdio until stdin closes, or until SIGINT/SIGTERM starts a
+/// graceful shutdown (open subscriptions get their closing result).
+async fn serve_stdio(server: Server) -> anyhow::Result<()> {
+    let serve = toolwire::serve_stdio(server.clone());
+    tokio::pin!(serve);
+    tokio::select! {
+        done = &mut serve => return done.context("serving stdio"),
+        () = shutdown_signal() => server.shutdown(),
+    }
+    serve.await.context("serving stdio")
+}
+
+/// The address to bind for `--http ADDR`: a bare port (or `:PORT`) binds
+/// the loopback address, so nothing is exposed by accident.
+///
+/// Spec: basic/transports/streamable-http.mdx#security--endpoint — local
+/// servers SHOULD bind only to localhost.
+fn bind_addr(addr: &str) -> anyhow::Result<String> {
+    let port_only = addr.strip_prefix(':').unwrap_or(addr);
+    if !port_only.is_empty() && port_only.bytes().all(|b| b.is_ascii_digit()) {
+        let port: u16 = port_only
+            .parse()
+            .with_context(|| format!("invalid port in --http {addr:?}"))?;
+        return Ok(format!("127.0.0.1:{port}"));
+    }
+    let has_port = addr
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    anyhow::ensure!(
+        has_port,
+        "--http expects HOST:PORT or PORT, for example 127.0.0.1:8080; got {addr:?}"
+    );
+    Ok(addr.to_owned())
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+}
+
+async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()> {
+    let addr = bind_addr(addr)?;
+    let listener = tokio::net::TcpListener::bind(&addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr().context("reading the bound address")?;
+    let config = HttpConfig::new()
+        .with_path(path)
+        .with_shutdown_grace(Duration::from_secs(5));
+    let url_path = config.path.clone().unwrap_or_default();
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "toolwire: warning: listening on {local}, but only localhost Host and Origin values are accepted"
+        );
+    }
+    eprintln!("toolwire: serving MCP at http://{local}{url_path}");
+    toolwire::serve_http_on(server, listener, config, shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    eprintln!("toolwire: stopped");
+    Ok(())
 }
 
 fn main() -> anyhow::Result<()> {
@@ -37,16 +164,55 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    rt.block_on(async {
+    let result = rt.block_on(async {
         match cli.command {
-            Command::Serve => {
-                let server = Server::new(ServerConfig::new(
-                    "toolwire-demo",
-                    env!("CARGO_PKG_VERSION"),
-                ));
+            Command::Serve {
+                http,
+                path,
+                state_keys_file,
+                state_ttl_ms,
+            } => {
+                let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
+                    .context("configuring requestState keys")?;
+                let server = Server::new(config);
                 demo::register(&server).context("registering the demo tools")?;
-                toolwire::serve_stdio(server).await.context("serving stdio")
+                match http {
+                    Some(addr) => serve_http(server, &addr, &path).await,
+                    None => serve_stdio(server).await,
+                }
             }
+            Command::Discover(args) => client_cmd::discover(args).await,
+            Command::List(args) => client_cmd::list(args).await,
+            Command::Call(args) => client_cmd::call(args).await,
         }
-    })
+    });
+    // A read of stdin may still be blocked in a runtime thread after a
+    // signal; do not wait for it.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bind_addr;
+
+    #[test]
+    fn bare_port_binds_loopback() {
+        assert_eq!(bind_addr("8080").expect("addr"), "127.0.0.1:8080");
+        assert_eq!(bind_addr(":0").expect("addr"), "127.0.0.1:0");
+    }
+
+    #[test]
+    fn host_and_port_are_kept() {
+        for addr in ["127.0.0.1:8080", "[::1]:3900", "localhost:1", "0.0.0.0:80"] {
+            assert_eq!(bind_addr(addr).expect("addr"), addr);
+        }
+    }
+
+    #[test]
+    fn address_without_port_is_refused() {
+        for addr in ["localhost", "127.0.0.1", "", ":", "host:99999", "70000"] {
+            assert!(bind_addr(addr).is_err(), "{addr:?}");
+        }
+    }
 }

@@ -346,6 +346,9 @@ struct OutResult<'a, T: ?Sized> {
 #[derive(Serialize)]
 struct OutError<'a> {
     jsonrpc: &'static str,
+    // Spec: basic/index.mdx#error-responses — the id is omitted, never null,
+    // when the request's id could not be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
     id: Option<&'a RequestId>,
     error: &'a ErrorObject,
 }
@@ -385,7 +388,8 @@ pub fn encode_result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Vec<u
     })
 }
 
-/// Encodes an error response; `id` is `None` (JSON `null`) when the request's id was unreadable.
+/// Encodes an error response; `id` is `None` when the request's id was
+/// unreadable, and the member is then left out (2026-07-28 forbids `null` ids).
 pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
     let out = OutError {
         jsonrpc: JSONRPC_VERSION,
@@ -393,8 +397,7 @@ pub fn encode_error(id: Option<&RequestId>, error: &ErrorObject) -> Vec<u8> {
         error,
     };
     serde_json::to_vec(&out).unwrap_or_else(|_| {
-        br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"failed to encode error"}}"#
-            .to_vec()
+        br#"{"jsonrpc":"2.0","error":{"code":-32603,"message":"failed to encode error"}}"#.to_vec()
     })
 }
 
@@ -553,10 +556,10 @@ mod tests {
     }
 
     #[test]
-    fn encodes_error_with_null_id() {
+    fn error_without_readable_id_omits_id() {
         let out = encode_error(None, &ErrorObject::parse_error("bad"));
         let v: Value = serde_json::from_slice(&out).expect("json");
-        assert!(v["id"].is_null());
+        assert!(v.get("id").is_none(), "{v}");
         assert_eq!(v["error"]["code"], -32700);
     }
 }

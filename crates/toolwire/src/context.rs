@@ -1,17 +1,22 @@
-//! The context a handler receives: cancellation, progress, logging, and what
-//! the client said about itself on this request.
+//! The context a handler receives: cancellation, progress, logging, what
+//! the client said about itself on this request, and (on a retried MRTR
+//! request) the client's answers and the handler's unsealed state.
 
+use crate::mrtr::{self, RoundInput};
+use crate::tool::ToolError;
 use bytes::Bytes;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::types::{
-    ClientCapabilities, Implementation, LoggingLevel, LoggingMessageNotification,
-    NotificationMethod, ProgressNotification, ProgressToken, RequestMeta,
+    ClientCapabilities, Implementation, InputRequest, InputResponses, LoggingLevel,
+    LoggingMessageNotification, NotificationMethod, ProgressNotification, ProgressToken,
+    RequestMeta,
 };
-use toolwire_proto::{RequestId, encode_notification};
+use toolwire_proto::{ErrorObject, RequestId, encode_notification};
 
 /// Where a request's notifications go: the stdio writer, or the HTTP
 /// response stream of this request. Each item is one encoded JSON-RPC message.
@@ -32,6 +37,10 @@ struct Inner {
     cancel: CancellationToken,
     outbound: Option<Outbound>,
     last_progress: Mutex<Option<f64>>,
+    /// Set once the response is on its way: no more notifications.
+    finished: AtomicBool,
+    principal: OnceLock<Arc<str>>,
+    round: OnceLock<RoundInput>,
 }
 
 static EMPTY_CAPS: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
@@ -50,8 +59,106 @@ impl RequestContext {
                 cancel,
                 outbound,
                 last_progress: Mutex::new(None),
+                finished: AtomicBool::new(false),
+                principal: OnceLock::new(),
+                round: OnceLock::new(),
             }),
         }
+    }
+
+    /// Attaches the authenticated principal, if the transport knows one.
+    pub(crate) fn with_principal(self, principal: Option<Arc<str>>) -> Self {
+        if let Some(p) = principal {
+            let _ = self.inner.principal.set(p);
+        }
+        self
+    }
+
+    /// Attaches what an MRTR retry brought.
+    pub(crate) fn with_round(self, input: RoundInput) -> Self {
+        let _ = self.inner.round.set(input);
+        self
+    }
+
+    /// Marks the request answered: progress and log notifications stop.
+    ///
+    /// Spec: basic/patterns/progress.mdx#implementation-notes — progress
+    /// notifications MUST stop after completion.
+    pub(crate) fn finish(&self) {
+        self.inner.finished.store(true, Ordering::Release);
+    }
+
+    fn live(&self) -> bool {
+        !self.is_cancelled() && !self.inner.finished.load(Ordering::Acquire)
+    }
+
+    /// The authenticated principal the transport attached, if any.
+    pub fn principal(&self) -> Option<&str> {
+        self.inner.principal.get().map(|p| &**p)
+    }
+
+    /// Which attempt at this request this is: 1 for a first call, 2 for the
+    /// retry that answers the first `input_required`, and so on. The round
+    /// travels in the sealed `requestState`; a retry without one counts as 1.
+    pub fn input_round(&self) -> u32 {
+        self.inner.round.get().map_or(1, |r| r.round)
+    }
+
+    /// The raw `inputResponses` of a retried request.
+    pub fn input_responses(&self) -> Option<&InputResponses> {
+        self.inner.round.get().and_then(|r| r.responses.as_ref())
+    }
+
+    /// The client's answer to the input request under `key`, deserialised as
+    /// `T`: [`ElicitAnswer<F>`](crate::ElicitAnswer) for an elicitation,
+    /// `CreateMessageResult` for sampling, `ListRootsResult` for roots.
+    ///
+    /// `Ok(None)` when there is no answer under `key` (a first call, or a
+    /// retry that missed the key): ask again by returning
+    /// [`InputRequired`](crate::InputRequired). Keys the handler does not
+    /// read are ignored.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` when the answer is present but malformed, for example a
+    /// number where an elicitation result belongs.
+    ///
+    /// Spec: basic/patterns/mrtr.mdx#error-handling
+    pub fn input<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ToolError> {
+        let Some(value) = self.input_responses().and_then(|r| r.get(key)) else {
+            return Ok(None);
+        };
+        T::deserialize(value).map(Some).map_err(|e| {
+            ToolError::Protocol(ErrorObject::invalid_params(format!(
+                "inputResponses.{key} is not a valid answer: {e}"
+            )))
+        })
+    }
+
+    /// The state the handler attached to its last
+    /// [`InputRequired`](crate::InputRequired), unsealed and verified.
+    /// `Ok(None)` on a first call or when it attached none.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` when the state does not deserialise as `S` (for example
+    /// after a deployment changed its type).
+    pub fn state<S: DeserializeOwned>(&self) -> Result<Option<S>, ToolError> {
+        let state = self.inner.round.get().map_or(&Value::Null, |r| &r.state);
+        if state.is_null() {
+            return Ok(None);
+        }
+        S::deserialize(state).map(Some).map_err(|e| {
+            ToolError::Protocol(ErrorObject::invalid_params(format!(
+                "requestState does not hold the state this request expects: {e}"
+            )))
+        })
+    }
+
+    /// Whether the client declared the capability `request` needs, so an
+    /// [`InputRequired`](crate::InputRequired) carrying it would be sent.
+    pub fn supports_input(&self, request: &InputRequest) -> bool {
+        mrtr::supports(self.client_capabilities(), request)
     }
 
     /// The JSON-RPC id of the request.
@@ -108,7 +215,7 @@ impl RequestContext {
         else {
             return;
         };
-        if self.is_cancelled() || !progress.is_finite() {
+        if !self.live() || !progress.is_finite() {
             return;
         }
         {
@@ -140,7 +247,7 @@ impl RequestContext {
 
     /// Sends a `notifications/message` if `level` is at or above the client's level.
     pub fn log(&self, level: LoggingLevel, logger: Option<&str>, data: impl Into<Value>) {
-        if !self.log_enabled(level) || self.is_cancelled() {
+        if !self.log_enabled(level) || !self.live() {
             return;
         }
         let Some(out) = &self.inner.outbound else {
@@ -171,4 +278,98 @@ fn progress_params(
         }
     }
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mrtr::ElicitAnswer;
+    use tokio::sync::mpsc;
+
+    fn context(meta: Value) -> (RequestContext, mpsc::UnboundedReceiver<Bytes>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let meta: RequestMeta = serde_json::from_value(meta).expect("meta");
+        let cx = RequestContext::new(
+            RequestId::from(1),
+            Arc::new(meta),
+            CancellationToken::new(),
+            Some(tx),
+        );
+        (cx, rx)
+    }
+
+    fn sent(rx: &mut mpsc::UnboundedReceiver<Bytes>) -> Vec<Value> {
+        let mut out = Vec::new();
+        while let Ok(b) = rx.try_recv() {
+            out.push(serde_json::from_slice(&b).expect("json"));
+        }
+        out
+    }
+
+    #[test]
+    fn progress_carries_the_token_only_increases_and_stops_when_finished() {
+        let (cx, mut rx) = context(json!({"progressToken": "t"}));
+        cx.report_progress(1.0, Some(3.0), None);
+        cx.report_progress(1.0, None, None);
+        cx.report_progress(0.5, None, None);
+        cx.report_progress(2.0, None, Some("two"));
+        cx.finish();
+        cx.report_progress(3.0, None, None);
+        let got = sent(&mut rx);
+        assert_eq!(got.len(), 2, "{got:?}");
+        assert!(got.iter().all(|m| m["params"]["progressToken"] == "t"));
+        assert_eq!(got[1]["params"]["progress"], 2.0);
+        assert_eq!(got[1]["params"]["message"], "two");
+    }
+
+    #[test]
+    fn logs_need_a_level_and_respect_it() {
+        let (cx, mut rx) = context(json!({}));
+        cx.log(LoggingLevel::Emergency, None, "x");
+        assert!(sent(&mut rx).is_empty());
+        let (cx, mut rx) = context(json!({"io.modelcontextprotocol/logLevel": "warning"}));
+        cx.log(LoggingLevel::Info, None, "quiet");
+        cx.log(LoggingLevel::Error, Some("db"), "loud");
+        let got = sent(&mut rx);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0]["params"]["logger"], "db");
+        cx.cancellation().cancel();
+        cx.log(LoggingLevel::Error, None, "after cancel");
+        assert!(sent(&mut rx).is_empty());
+    }
+
+    #[test]
+    fn inputs_and_state_read_typed_from_the_round() {
+        let (cx, _rx) = context(json!({}));
+        assert_eq!(cx.input_round(), 1);
+        assert!(cx.input::<Value>("k").expect("ok").is_none());
+        assert!(cx.state::<u32>().expect("ok").is_none());
+        let responses: InputResponses = serde_json::from_value(json!({
+            "ok": {"action": "decline"},
+            "bad": 12345
+        }))
+        .expect("map");
+        let cx = cx.with_round(RoundInput {
+            round: 3,
+            responses: Some(responses),
+            state: json!({"n": 7}),
+        });
+        assert_eq!(cx.input_round(), 3);
+        assert_eq!(
+            cx.input::<ElicitAnswer>("ok").expect("valid"),
+            Some(ElicitAnswer::Decline)
+        );
+        assert!(cx.input::<ElicitAnswer>("missing").expect("ok").is_none());
+        let err = cx.input::<ElicitAnswer>("bad").expect_err("malformed");
+        assert!(
+            matches!(&err, ToolError::Protocol(e) if e.code.0 == -32602),
+            "{err}"
+        );
+        #[derive(serde::Deserialize, PartialEq, Debug)]
+        struct S {
+            n: u32,
+        }
+        assert_eq!(cx.state::<S>().expect("typed"), Some(S { n: 7 }));
+        assert!(cx.state::<String>().is_err());
+    }
 }

@@ -1,31 +1,34 @@
 //! The server: configuration, the tool registry, and the entry points the
-//! transports call. Request handling itself lives in `server/dispatch.rs`.
+//! transports call. Request handling itself lives in `server/dispatch.rs`;
+//! `subscriptions/listen` streams in `server/listen.rs`.
 
+mod completion;
 mod dispatch;
+mod listen;
 mod paging;
-mod tools;
+mod prompts;
+mod resources;
 #[cfg(test)]
 mod tests;
+mod tools;
 
-#[allow(unused_imports, reason = "used by the HTTP transport")]
 pub(crate) use dispatch::Prepared;
 pub use dispatch::Reply;
+pub(crate) use listen::{Subscription, SubscriptionFrame};
 
+use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
+use crate::mrtr::StateKeys;
+use crate::prompt::Prompt;
 use crate::registry::{Named, Registry};
+use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::{RegistrationError, Tool};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use tokio::sync::broadcast;
+use std::sync::atomic::AtomicUsize;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::types::CacheScope;
-
-/// Which list changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ListChanged {
-    /// The tool list.
-    Tools,
-}
 
 /// Server settings. Build with [`ServerConfig::new`] and the `with_*` methods.
 #[derive(Debug, Clone)]
@@ -37,7 +40,8 @@ pub struct ServerConfig {
     pub version: String,
     /// Natural-language guidance returned by `server/discover`.
     pub instructions: Option<String>,
-    /// Items per `tools/list` page.
+    /// Items per list page (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`).
     pub page_size: usize,
     /// `ttlMs` on cacheable results.
     pub ttl_ms: u64,
@@ -45,6 +49,16 @@ pub struct ServerConfig {
     pub cache_scope: CacheScope,
     /// Protocol versions served, newest first.
     pub supported_versions: Vec<String>,
+    /// The keys that seal `requestState`. `None` uses a random key made once
+    /// per process, so state only opens in the process that sealed it.
+    pub state_keys: Option<StateKeys>,
+    /// How long a sealed `requestState` stays valid.
+    pub state_ttl: Duration,
+    /// How many `subscriptions/listen` streams may be open at once.
+    pub max_listeners: usize,
+    /// Where list changes are published and listen streams subscribe.
+    /// `None` gives each server its own [`InMemoryBus`].
+    pub bus: Option<Arc<dyn NotificationBus>>,
 }
 
 impl Default for ServerConfig {
@@ -64,7 +78,41 @@ impl ServerConfig {
             ttl_ms: 60_000,
             cache_scope: CacheScope::Public,
             supported_versions: vec![PROTOCOL_VERSION.to_owned()],
+            state_keys: None,
+            state_ttl: Duration::from_secs(600),
+            max_listeners: 1024,
+            bus: None,
         }
+    }
+
+    /// Sets the keyring that seals `requestState`: the first key seals,
+    /// every key opens. Replicas that share it open each other's state.
+    #[must_use]
+    pub fn with_state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// Sets how long a sealed `requestState` stays valid (default 10 minutes).
+    #[must_use]
+    pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// Sets how many `subscriptions/listen` streams may be open at once
+    /// (default 1024). Beyond it a listen request gets an error.
+    #[must_use]
+    pub fn with_max_listeners(mut self, max: usize) -> Self {
+        self.max_listeners = max;
+        self
+    }
+
+    /// Sets the notification bus, for example one shared by every replica.
+    #[must_use]
+    pub fn with_bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
+        self.bus = Some(bus);
+        self
     }
 
     /// Sets the instructions.
@@ -114,9 +162,18 @@ pub struct Server {
 pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     pub(crate) tools: Registry<Tool>,
+    pub(crate) prompts: Registry<Prompt>,
+    /// Fixed resources, by URI.
+    pub(crate) resources: Registry<Resource>,
+    /// Resource templates, by URI template, tried in order.
+    pub(crate) resource_templates: Registry<ResourceTemplate>,
     pub(crate) server_info: Value,
-    pub(crate) changes: broadcast::Sender<ListChanged>,
+    pub(crate) bus: Arc<dyn NotificationBus>,
     pub(crate) discover: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
+    /// Cancelled by [`Server::shutdown`].
+    pub(crate) closing: CancellationToken,
+    /// Open listen streams.
+    pub(crate) listeners: AtomicUsize,
 }
 
 impl std::fmt::Debug for Server {
@@ -131,14 +188,22 @@ impl Server {
     /// A server with no tools yet.
     pub fn new(config: ServerConfig) -> Self {
         let server_info = json!({ "name": config.name, "version": config.version });
-        let (changes, _) = broadcast::channel(64);
+        let bus = config
+            .bus
+            .clone()
+            .unwrap_or_else(|| Arc::new(InMemoryBus::default()));
         Self {
             inner: Arc::new(ServerInner {
                 config,
                 tools: Registry::default(),
+                prompts: Registry::default(),
+                resources: Registry::default(),
+                resource_templates: Registry::default(),
                 server_info,
-                changes,
+                bus,
                 discover: std::sync::OnceLock::new(),
+                closing: CancellationToken::new(),
+                listeners: AtomicUsize::new(0),
             }),
         }
     }
@@ -155,7 +220,7 @@ impl Server {
         if !self.inner.tools.insert(tool) {
             return Err(RegistrationError::Duplicate(name));
         }
-        let _ = self.inner.changes.send(ListChanged::Tools);
+        self.publish(ListChanged::Tools.into());
         Ok(())
     }
 
@@ -169,7 +234,7 @@ impl Server {
     pub fn remove_tool(&self, name: &str) -> bool {
         let removed = self.inner.tools.remove(name);
         if removed {
-            let _ = self.inner.changes.send(ListChanged::Tools);
+            self.publish(ListChanged::Tools.into());
         }
         removed
     }
@@ -190,8 +255,28 @@ impl Server {
         self.inner.tools.snapshot().get(name).cloned()
     }
 
-    /// Receives an event for every change to a list.
-    pub fn list_changes(&self) -> broadcast::Receiver<ListChanged> {
-        self.inner.changes.subscribe()
+    /// Publishes `event` on the notification bus, to every listen stream
+    /// that asked for it (on every replica, with a shared bus). Adding and
+    /// removing tools publishes [`ListChanged`] by itself.
+    pub fn publish(&self, event: BusEvent) {
+        self.inner.bus.publish(event);
+    }
+
+    /// The notification bus.
+    pub fn notification_bus(&self) -> &Arc<dyn NotificationBus> {
+        &self.inner.bus
+    }
+
+    /// Starts a graceful shutdown: every open `subscriptions/listen` stream
+    /// gets its closing result and ends, new listen requests are refused, and
+    /// the stdio transport stops reading and returns once in-flight requests
+    /// are done. Idempotent.
+    pub fn shutdown(&self) {
+        self.inner.closing.cancel();
+    }
+
+    /// Whether [`shutdown`](Self::shutdown) was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.inner.closing.is_cancelled()
     }
 }

@@ -3,6 +3,7 @@
 //! registry stores.
 
 use crate::context::RequestContext;
+use crate::mrtr::InputRequired;
 use crate::schema::{CompiledSchema, SchemaError};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -28,6 +29,34 @@ type Handler =
 pub enum ToolResult {
     /// The call finished.
     Complete(CallToolResult),
+    /// The call needs input from the client first: sent as
+    /// `resultType: "input_required"`; the client retries with the answers.
+    /// Spec: basic/patterns/mrtr.mdx
+    InputRequired(InputRequired),
+}
+
+impl ToolResult {
+    /// A finished call with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::Complete(CallToolResult::text(text))
+    }
+
+    /// A finished call that failed (`isError: true`), with text for the model.
+    pub fn error_text(text: impl Into<String>) -> Self {
+        Self::Complete(CallToolResult::error_text(text))
+    }
+}
+
+impl From<CallToolResult> for ToolResult {
+    fn from(r: CallToolResult) -> Self {
+        Self::Complete(r)
+    }
+}
+
+impl From<InputRequired> for ToolResult {
+    fn from(r: InputRequired) -> Self {
+        Self::InputRequired(r)
+    }
 }
 
 /// A failure inside a tool handler.
@@ -92,6 +121,12 @@ pub trait IntoToolResult {
 impl IntoToolResult for ToolResult {
     fn into_tool_result(self) -> Result<ToolResult, ToolError> {
         Ok(self)
+    }
+}
+
+impl IntoToolResult for InputRequired {
+    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+        Ok(ToolResult::InputRequired(self))
     }
 }
 
@@ -193,6 +228,23 @@ pub enum RegistrationError {
     /// The handler has no input description.
     #[error("tool {0:?} has no input schema: call .input::<T>() or .input_schema(..)")]
     NoInputSchema(String),
+    /// A prompt breaks a rule, or its name is taken.
+    #[error("prompt {name:?}: {problem}")]
+    Prompt {
+        /// The prompt.
+        name: String,
+        /// What is wrong.
+        problem: crate::prompt::PromptProblem,
+    },
+    /// A resource or resource template breaks a rule, or its URI (template)
+    /// is taken.
+    #[error("resource {uri:?}: {problem}")]
+    Resource {
+        /// The URI or URI template.
+        uri: String,
+        /// What is wrong.
+        problem: crate::resource::ResourceProblem,
+    },
 }
 
 /// A tool ready to be registered: its definition, compiled schemas and handler.

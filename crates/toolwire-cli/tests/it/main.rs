@@ -1,4 +1,7 @@
 //! End-to-end tests of the `toolwire` binary.
 
+mod client;
+mod listen;
+mod mrtr;
 mod stdio;
 mod support;

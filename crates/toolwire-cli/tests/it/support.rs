@@ -25,8 +25,16 @@ pub(crate) struct Proc {
 
 impl Proc {
     pub(crate) fn spawn() -> Self {
+        Self::spawn_with(&[], &[])
+    }
+
+    /// `toolwire serve ARGS…` with extra environment variables.
+    pub(crate) fn spawn_with(args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
             .arg("serve")
+            .args(args)
+            .env_remove("TOOLWIRE_STATE_KEYS")
+            .envs(envs.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -105,5 +113,24 @@ impl Proc {
     pub(crate) async fn call(&mut self, id: i64, method: &str, params: Value) -> Value {
         self.request(id, method, params).await;
         self.response(id).await.0
+    }
+
+    /// Every message that arrives before `wait` of silence.
+    pub(crate) async fn drain(&mut self, wait: Duration) -> Vec<Value> {
+        let mut seen = Vec::new();
+        while let Some(m) = self.next_within(wait).await {
+            seen.push(m);
+        }
+        seen
+    }
+
+    /// Sends SIGTERM to the server.
+    pub(crate) fn terminate(&self) {
+        let pid = self.child.id().expect("still running");
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -TERM {pid}");
     }
 }

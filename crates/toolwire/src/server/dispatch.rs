@@ -10,8 +10,13 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
 use toolwire_proto::types::{
-    CallToolRequest, DiscoverRequest, DiscoverResult, ListToolsRequest, RequestMeta, RequestMethod,
-    ResultType, ServerCapabilities, ToolsCapability,
+    CallToolRequest, DiscoverRequest, DiscoverResult, JsonObject, ListToolsRequest, RequestMeta,
+    RequestMethod, ResultType, ServerCapabilities, SubscriptionFilter, SubscriptionsListenRequest,
+    ToolsCapability,
+};
+use toolwire_proto::types::{
+    CompleteRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest,
+    ListResourcesRequest, PromptsCapability, ReadResourceRequest, ResourcesCapability,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, Request, RequestId, encode_error, encode_result};
 
@@ -63,12 +68,35 @@ pub(crate) struct Params {
     #[serde(default)]
     pub(crate) name: Option<String>,
     #[serde(default)]
-    #[allow(dead_code, reason = "read by the HTTP transport's Mcp-Name check")]
     pub(crate) uri: Option<String>,
     #[serde(default)]
     pub(crate) arguments: Option<Value>,
     #[serde(default)]
     pub(crate) cursor: Option<String>,
+    /// MRTR: answers to earlier input requests. Kept raw so that a present
+    /// but malformed value (`null`, a string) can be told from an absent one.
+    #[serde(default, deserialize_with = "present")]
+    pub(crate) input_responses: Option<Value>,
+    /// MRTR: the echoed `requestState`.
+    #[serde(default)]
+    pub(crate) request_state: Option<String>,
+    /// `subscriptions/listen`: the notifications wanted.
+    #[serde(default)]
+    pub(crate) notifications: Option<SubscriptionFilter>,
+    /// `completion/complete`: what is being completed.
+    #[serde(rename = "ref", default)]
+    pub(crate) reference: Option<Value>,
+    /// `completion/complete`: the argument and its partial value.
+    #[serde(default)]
+    pub(crate) argument: Option<Value>,
+    /// `completion/complete`: values of other arguments.
+    #[serde(default)]
+    pub(crate) context: Option<Value>,
+}
+
+/// `Some(value)` whenever the member is present, even when it is `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// A request whose envelope and common parameters have been read and whose
@@ -79,9 +107,18 @@ pub(crate) struct Prepared {
     pub(crate) method: String,
     pub(crate) params: Params,
     pub(crate) meta: Arc<RequestMeta>,
+    /// Who made the request, when the transport authenticated them. Sealed
+    /// `requestState` is bound to it.
+    pub(crate) principal: Option<Arc<str>>,
 }
 
 impl Prepared {
+    /// Records the authenticated principal (for example an OAuth subject).
+    #[allow(dead_code, reason = "for transports that authenticate")]
+    pub(crate) fn set_principal(&mut self, principal: impl Into<Arc<str>>) {
+        self.principal = Some(principal.into());
+    }
+
     /// `_meta`'s protocol version (present: checked by `prepare`).
     pub(crate) fn protocol_version(&self) -> &str {
         self.meta.protocol_version.as_deref().unwrap_or_default()
@@ -132,7 +169,28 @@ impl Server {
             method: req.method,
             params,
             meta: Arc::new(meta),
+            principal: None,
         })
+    }
+
+    /// `-32022` unless the request's protocol version is one this server
+    /// serves.
+    pub(crate) fn check_version(&self, p: &Prepared) -> Result<(), Reply> {
+        let version = p.protocol_version();
+        if self
+            .inner
+            .config
+            .supported_versions
+            .iter()
+            .any(|v| v == version)
+        {
+            Ok(())
+        } else {
+            Err(Reply::error(
+                Some(&p.id),
+                &unsupported_version(&self.inner, version),
+            ))
+        }
     }
 
     /// Serves a prepared request: version check, then the method.
@@ -142,15 +200,27 @@ impl Server {
         cancel: CancellationToken,
         outbound: Option<Outbound>,
     ) -> Reply {
-        let inner = &*self.inner;
-        let version = p.protocol_version();
-        if !inner.config.supported_versions.iter().any(|v| v == version) {
-            return Reply::error(Some(&p.id), &unsupported_version(inner, version));
+        if let Err(reply) = self.check_version(&p) {
+            return reply;
         }
         match p.method.as_str() {
             DiscoverRequest::METHOD => self.discover(&p.id),
             ListToolsRequest::METHOD => self.list_tools(&p),
             CallToolRequest::METHOD => self.call_tool(p, cancel, outbound).await,
+            ListPromptsRequest::METHOD => self.list_prompts(&p),
+            GetPromptRequest::METHOD => self.get_prompt(p, cancel, outbound).await,
+            ListResourcesRequest::METHOD => self.list_resources(&p),
+            ListResourceTemplatesRequest::METHOD => self.list_resource_templates(&p),
+            ReadResourceRequest::METHOD => self.read_resource(p, cancel, outbound).await,
+            CompleteRequest::METHOD => self.complete_argument(p, cancel, outbound).await,
+            // A stream, not one reply: transports serve it with `Server::listen`.
+            SubscriptionsListenRequest::METHOD => Reply::error(
+                Some(&p.id),
+                &ErrorObject::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    "subscriptions/listen is not available on this transport",
+                ),
+            ),
             other => Reply::error(Some(&p.id), &ErrorObject::method_not_found(other)),
         }
     }
@@ -175,16 +245,38 @@ impl Server {
         meta
     }
 
+    /// What `server/discover` advertises. `subscriptions/listen` honours the
+    /// `listChanged` (and resource `subscribe`) flags found here.
+    pub(crate) fn capabilities(&self) -> ServerCapabilities {
+        ServerCapabilities {
+            tools: Some(ToolsCapability {
+                list_changed: Some(true),
+                ..ToolsCapability::default()
+            }),
+            // Handlers may log through `RequestContext::log`.
+            // Spec: server/utilities/logging.mdx#capabilities
+            logging: Some(JsonObject::new()),
+            // Always served (an empty list is a valid answer), so always
+            // declared. Spec: server/prompts.mdx#capabilities,
+            // server/resources.mdx#capabilities,
+            // server/utilities/completion.mdx#capabilities
+            prompts: Some(PromptsCapability {
+                list_changed: Some(true),
+                ..PromptsCapability::default()
+            }),
+            resources: Some(ResourcesCapability {
+                list_changed: Some(true),
+                ..ResourcesCapability::default()
+            }),
+            completions: Some(JsonObject::new()),
+            ..ServerCapabilities::default()
+        }
+    }
+
     fn discover(&self, id: &RequestId) -> Reply {
         let raw = self.inner.discover.get_or_init(|| {
             let c = &self.inner.config;
-            let capabilities = ServerCapabilities {
-                tools: Some(ToolsCapability {
-                    list_changed: Some(true),
-                    ..ToolsCapability::default()
-                }),
-                ..ServerCapabilities::default()
-            };
+            let capabilities = self.capabilities();
             let result = DiscoverResult {
                 result_type: ResultType::Complete,
                 supported_versions: c.supported_versions.clone(),

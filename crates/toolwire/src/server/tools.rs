@@ -7,7 +7,9 @@ use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
-use toolwire_proto::types::{CallToolResult, ContentBlock, ListToolsResult, ResultType};
+use toolwire_proto::types::{
+    CallToolRequest, CallToolResult, ContentBlock, ListToolsResult, ResultType,
+};
 use toolwire_proto::{ErrorObject, RequestId};
 
 impl Server {
@@ -34,12 +36,12 @@ impl Server {
 
     pub(crate) async fn call_tool(
         &self,
-        p: Prepared,
+        mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
     ) -> Reply {
-        let id = p.id;
-        let Some(name) = p.params.name else {
+        let id = p.id.clone();
+        let Some(name) = p.params.name.take() else {
             return Reply::error(
                 Some(&id),
                 &ErrorObject::invalid_params("tools/call needs params.name"),
@@ -73,15 +75,27 @@ impl Server {
         let args = p
             .params
             .arguments
+            .take()
             .unwrap_or_else(|| Value::Object(Map::new()));
+        // A retry's state is checked before anything runs: a state that
+        // fails verification is an error, whatever the arguments.
+        let (round, input) = match self.begin_round::<CallToolRequest>(&mut p, &name, &args) {
+            Ok(r) => r,
+            Err(reply) => return reply,
+        };
         if let Err(why) = tool.input.check(&args) {
             let text = format!(
                 "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
             );
             return self.complete(&id, CallToolResult::error_text(text));
         }
-        let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound);
-        match (tool.handler)(args, cx).await {
+        let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
+            .with_principal(p.principal)
+            .with_round(input);
+        let outcome = (tool.handler)(args, cx.clone()).await;
+        cx.finish();
+        match outcome {
+            Ok(ToolResult::InputRequired(ir)) => self.input_required(round, ir),
             Ok(ToolResult::Complete(mut result)) => {
                 if let Some(schema) = &tool.output
                     && result.is_error != Some(true)

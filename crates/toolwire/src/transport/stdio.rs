@@ -5,23 +5,37 @@
 //!
 //! Requests run concurrently, each in its own task; every outgoing message
 //! goes through one writer task, so lines never interleave.
+//!
+//! `subscriptions/listen` streams share stdout with everything else, told
+//! apart by their subscription id (the listen request's id); a client ends
+//! one with `notifications/cancelled`. Spec: basic/patterns/subscriptions.mdx
 
-use crate::server::Server;
+use crate::server::{Server, Subscription, SubscriptionFrame};
 use bytes::Bytes;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::types::{CancelledNotification, NotificationMethod};
-use toolwire_proto::{DecodeError, ErrorObject, Message, RequestId, encode_error};
+use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
+use toolwire_proto::types::{
+    CancelledNotification, CancelledNotificationParams, Meta, NotificationMethod, RequestMethod,
+    SubscriptionsListenRequest,
+};
+use toolwire_proto::{
+    DecodeError, ErrorObject, Message, Request, RequestId, encode_error, encode_notification,
+};
 
 /// Longest accepted line, in bytes. Longer lines are answered with a parse
 /// error and skipped without being buffered.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// How long a shutdown waits for in-flight requests before cancelling them.
+const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
 
 type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
@@ -30,10 +44,14 @@ pub async fn serve_stdio(server: Server) -> io::Result<()> {
     serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
 }
 
-/// Serves `server` on any reader/writer pair until the reader reaches EOF.
+/// Serves `server` on any reader/writer pair until the reader reaches EOF or
+/// the server shuts down.
 ///
-/// At EOF every request still in flight is cancelled, queued output is
-/// flushed, and the function returns.
+/// At EOF every request still in flight is cancelled (open listen streams
+/// end without a response: the client is gone), queued output is flushed,
+/// and the function returns. On [`Server::shutdown`] reading stops, every
+/// listen stream gets its closing result, in-flight requests get up to five
+/// seconds to finish before they are cancelled, and the function returns.
 pub async fn serve_io<R, W>(server: Server, reader: R, writer: W) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
@@ -46,8 +64,18 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
 
+    let closing = server.inner.closing.clone();
+    let mut shutting_down = false;
     loop {
-        match read_line(&mut reader, &mut line).await? {
+        let read = tokio::select! {
+            biased;
+            () = closing.cancelled() => {
+                shutting_down = true;
+                break;
+            }
+            read = read_line(&mut reader, &mut line) => read?,
+        };
+        match read {
             Line::Eof => break,
             Line::TooLong => {
                 let err =
@@ -65,6 +93,12 @@ where
         while tasks.try_join_next().is_some() {}
     }
 
+    if shutting_down {
+        let drain = async { while tasks.join_next().await.is_some() {} };
+        if tokio::time::timeout(SHUTDOWN_DRAIN, drain).await.is_err() {
+            tracing::warn!("cancelling requests still running at shutdown");
+        }
+    }
     if let Ok(map) = in_flight.lock() {
         for token in map.values() {
             token.cancel();
@@ -91,31 +125,44 @@ fn on_line(
         }
         Ok(Message::Request(req)) => {
             let token = CancellationToken::new();
-            if let Ok(mut map) = in_flight.lock() {
+            {
+                let Ok(mut map) = in_flight.lock() else {
+                    return;
+                };
+                // Cancellation and subscriptions are addressed by id, so two
+                // requests in flight must not share one.
+                if map.get(&req.id).is_some_and(|t| !t.is_cancelled()) {
+                    let err = ErrorObject::invalid_request(format!(
+                        "request id {} is already in use by a request in progress",
+                        req.id
+                    ));
+                    let _ = out.send(Bytes::from(encode_error(Some(&req.id), &err)));
+                    return;
+                }
                 map.insert(req.id.clone(), token.clone());
             }
             let server = server.clone();
             let out = out.clone();
             let in_flight = Arc::clone(in_flight);
+            if req.method == SubscriptionsListenRequest::METHOD {
+                tasks.spawn(listen(server, req, token, out, in_flight));
+                return;
+            }
             tasks.spawn(async move {
                 let id = req.id.clone();
                 let reply = tokio::select! {
                     reply = server.handle(req, token.clone(), Some(out.clone())) => Some(reply),
                     () = token.cancelled() => None,
                 };
+                // Free the id before answering, so the client may reuse it
+                // as soon as it has the response.
+                release(&in_flight, &id, &token);
                 // Spec: basic/patterns/cancellation.mdx — no response for a
                 // cancelled request.
                 if let Some(reply) = reply
                     && !token.is_cancelled()
                 {
                     let _ = out.send(reply.into_body());
-                }
-                if let Ok(mut map) = in_flight.lock()
-                    && map
-                        .get(&id)
-                        .is_some_and(|t| t.is_cancelled() || t == &token)
-                {
-                    map.remove(&id);
                 }
             });
         }
@@ -143,6 +190,73 @@ fn on_line(
             tracing::debug!("ignoring unsolicited response on stdin");
         }
     }
+}
+
+/// Forgets `id` if it still belongs to the request holding `token`.
+fn release(in_flight: &InFlight, id: &RequestId, token: &CancellationToken) {
+    if let Ok(mut map) = in_flight.lock()
+        && map.get(id).is_some_and(|t| t.is_cancelled() || t == token)
+    {
+        map.remove(id);
+    }
+}
+
+/// Serves one `subscriptions/listen` stream until the client cancels it,
+/// the server shuts down, or the input ends.
+async fn listen(
+    server: Server,
+    req: Request,
+    token: CancellationToken,
+    out: mpsc::UnboundedSender<Bytes>,
+    in_flight: InFlight,
+) {
+    let id = req.id.clone();
+    let opened: Result<Subscription, _> = server.prepare(req).and_then(|p| server.listen(&p));
+    let mut sub = match opened {
+        Ok(sub) => sub,
+        Err(reply) => {
+            release(&in_flight, &id, &token);
+            let _ = out.send(reply.into_body());
+            return;
+        }
+    };
+    loop {
+        tokio::select! {
+            biased;
+            // The client cancelled, or the input ended: no response.
+            () = token.cancelled() => break,
+            frame = sub.next() => match frame {
+                Some(SubscriptionFrame::Notification(msg)) => {
+                    let _ = out.send(msg);
+                }
+                Some(SubscriptionFrame::Close(reply)) => {
+                    release(&in_flight, &id, &token);
+                    let _ = out.send(reply.into_body());
+                    break;
+                }
+                None => {
+                    // Spec: basic/patterns/cancellation.mdx — a server that
+                    // tears a subscription down on stdio says so with
+                    // notifications/cancelled naming the listen request.
+                    release(&in_flight, &id, &token);
+                    let mut meta = Meta::new();
+                    meta.insert(
+                        SUBSCRIPTION_ID_KEY.to_owned(),
+                        serde_json::to_value(sub.id()).unwrap_or_default(),
+                    );
+                    let params = CancelledNotificationParams {
+                        request_id: sub.id().clone(),
+                        reason: Some("the subscription ended".to_owned()),
+                        meta: Some(meta),
+                    };
+                    let msg = encode_notification(CancelledNotification::METHOD, Some(&params));
+                    let _ = out.send(Bytes::from(msg));
+                    break;
+                }
+            },
+        }
+    }
+    release(&in_flight, &id, &token);
 }
 
 async fn write_loop<W: AsyncWrite + Unpin>(

@@ -51,9 +51,10 @@ pub struct HttpConfig {
     /// `504 Gateway Timeout` if nothing was sent yet, or as the last event of
     /// an SSE stream that had started. `None` sets no limit.
     pub request_timeout: Option<Duration>,
-    /// How long a client may take to send the request head, and then the
-    /// body. A slower head closes the connection; a slower body gets
-    /// `408 Request Timeout`.
+    /// How long a client may take to send the request body, and (under
+    /// [`serve_http`](super::serve_http)) the request head or the next
+    /// request on a kept-alive connection. A slower body gets
+    /// `408 Request Timeout`; a slower head closes the connection.
     pub read_timeout: Duration,
     /// How often an SSE response stream that has nothing else to send emits
     /// a `:` comment line, so that idle-timeouts of intermediaries do not cut

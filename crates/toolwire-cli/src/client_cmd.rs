@@ -1,0 +1,208 @@
+//! `toolwire discover|list|call`: the MCP client on the command line.
+//!
+//! The target is an `http://` URL of a server's MCP endpoint, or
+//! `--stdio "command args"` to start the server and speak stdio to it.
+//! Output is human-readable unless `--json` is given; progress is drawn on
+//! stderr when it is a terminal; elicitation requests are answered with
+//! `--input KEY=JSON` or prompted for on a terminal. Errors go to stderr and
+//! exit non-zero.
+
+mod arguments;
+mod interact;
+mod render;
+mod words;
+
+use anyhow::{Context as _, bail};
+use clap::Args;
+use std::io::{IsTerminal as _, Write as _};
+use std::sync::Arc;
+use std::time::Duration;
+use toolwire::proto::types::ElicitRequestParams;
+use toolwire::{Client, ClientBuilder, RequestOptions, ToolCall};
+
+/// Where the server is, and how to talk to it.
+#[derive(Args, Debug)]
+pub(crate) struct Connection {
+    /// Start the server with this command line and speak stdio to it, for
+    /// example --stdio "toolwire serve".
+    #[arg(long, value_name = "COMMAND")]
+    stdio: Option<String>,
+    /// An HTTP header for every request, "Name: value" (repeatable; HTTP only).
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    headers: Vec<String>,
+    /// Give up on a request after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    timeout: u64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `toolwire discover`.
+#[derive(Args, Debug)]
+pub(crate) struct DiscoverArgs {
+    /// The server's MCP endpoint, an http:// URL (or use --stdio).
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+/// `toolwire list`.
+#[derive(Args, Debug)]
+pub(crate) struct ListArgs {
+    /// The server's MCP endpoint, an http:// URL (or use --stdio).
+    #[arg(value_name = "URL")]
+    url: Option<String>,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+/// `toolwire call`.
+#[derive(Args, Debug)]
+#[command(override_usage = "toolwire call [OPTIONS] <URL | --stdio COMMAND> <TOOL> [KEY=VALUE]...")]
+pub(crate) struct CallArgs {
+    /// [URL] TOOL [KEY=VALUE]...: the endpoint (unless --stdio is given), the
+    /// tool, and its arguments, each value typed by the tool's input schema
+    /// (for example steps=3 is a number if the schema says so).
+    #[arg(value_name = "ARGS", required = true)]
+    positional: Vec<String>,
+    /// All arguments as one JSON object; KEY=VALUE pairs override its members.
+    #[arg(long = "args", value_name = "JSON")]
+    args_json: Option<String>,
+    /// Answer the server's input request KEY: the JSON object a form asks
+    /// for, or decline, or cancel (repeatable).
+    #[arg(long = "input", value_name = "KEY=JSON")]
+    inputs: Vec<String>,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+/// Builds the client for `url` or `--stdio`.
+fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
+    let mut builder = builder.with_request_timeout(Some(Duration::from_secs(c.timeout.max(1))));
+    match (url, &c.stdio) {
+        (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
+        (None, None) => bail!("no server: give its http:// URL or --stdio \"command args\""),
+        (Some(url), None) => {
+            for h in &c.headers {
+                let Some((name, value)) = h.split_once(':') else {
+                    bail!("--header {h:?} is not \"Name: value\"");
+                };
+                builder = builder.with_http_header(name.trim(), value.trim());
+            }
+            builder
+                .connect_http(url)
+                .with_context(|| format!("cannot use {url}"))
+        }
+        (None, Some(line)) => {
+            let words = words::split(line).context("--stdio")?;
+            let Some((program, args)) = words.split_first() else {
+                bail!("--stdio needs a command");
+            };
+            let mut command = tokio::process::Command::new(program);
+            command.args(args);
+            builder
+                .spawn(command)
+                .with_context(|| format!("cannot start {program:?}"))
+        }
+    }
+}
+
+fn print(text: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+/// `toolwire discover`: versions, capabilities, instructions.
+pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
+    let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;
+    let result = client.discover().await.context("server/discover failed");
+    let _ = client.close().await;
+    let d = result?;
+    print(&if a.connection.json {
+        render::json(&d)
+    } else {
+        render::discover(&d)
+    })
+}
+
+/// `toolwire list`: the tools and their parameters.
+pub(crate) async fn list(a: ListArgs) -> anyhow::Result<()> {
+    let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;
+    let result = client.list_tools().await.context("tools/list failed");
+    let _ = client.close().await;
+    let tools = result?;
+    print(&if a.connection.json {
+        render::json(&tools)
+    } else {
+        render::tools(&tools)
+    })
+}
+
+/// `toolwire call`: one tool call, answering input requests on the way.
+/// Exits non-zero when the tool reports an error.
+pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
+    let mut positional = a.positional.iter().map(String::as_str);
+    let url = if a.connection.stdio.is_none() {
+        positional.next()
+    } else {
+        None
+    };
+    let Some(tool) = positional.next() else {
+        bail!("which tool? usage: toolwire call <URL | --stdio COMMAND> <TOOL> [KEY=VALUE]...");
+    };
+    let pairs: Vec<String> = positional.map(str::to_owned).collect();
+    let answers = Arc::new(interact::Answers::parse(&a.inputs)?);
+    let bar = interact::ProgressBar::default();
+    let (answers_h, bar_h) = (Arc::clone(&answers), bar.clone());
+    let builder =
+        ClientBuilder::new().with_elicitation(move |key: String, request: ElicitRequestParams| {
+            interact::elicit(Arc::clone(&answers_h), bar_h.clone(), key, request)
+        });
+    let client = connect(url, &a.connection, builder)?;
+    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar).await;
+    bar.clear();
+    let _ = client.close().await;
+    let result = outcome?;
+    if a.connection.json {
+        print(&render::json(&result))?;
+    } else if result.is_error() {
+        eprint!("{}", render::call(&result));
+    } else {
+        print(&render::call(&result))?;
+    }
+    if result.is_error() {
+        bail!("tool {tool:?} reported an error");
+    }
+    Ok(())
+}
+
+async fn run_call(
+    client: &Client,
+    tool: &str,
+    args_json: Option<&str>,
+    pairs: &[String],
+    bar: &interact::ProgressBar,
+) -> anyhow::Result<toolwire::proto::types::CallToolResult> {
+    let tools = client.list_tools().await.context("tools/list failed")?;
+    let definition = tools.iter().find(|t| t.name == tool);
+    if definition.is_none() && !pairs.is_empty() {
+        tracing::warn!("tool {tool:?} is not listed; arguments are not typed by its schema");
+    }
+    let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
+    let mut options = RequestOptions::new();
+    if std::io::stderr().is_terminal() {
+        let bar = bar.clone();
+        options = options.with_progress(move |p| bar.update(p));
+    }
+    let call = ToolCall::new(tool)
+        .with_arguments(serde_json::Value::Object(arguments))
+        .with_options(options);
+    client
+        .call_tool_with(call)
+        .await
+        .with_context(|| format!("calling {tool:?} failed"))
+}

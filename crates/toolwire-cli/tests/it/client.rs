@@ -1,0 +1,543 @@
+//! The client library and the `discover`/`list`/`call` commands against
+//! the real `toolwire serve`, over stdio (a child process) and Streamable
+//! HTTP (a socket on 127.0.0.1:0), plus a scripted HTTP server for what our
+//! own server never sends (tools with invalid `x-mcp-header`).
+
+use serde_json::{Map, Value, json};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use toolwire::proto::types::{
+    CallToolResult, ElicitAction, ElicitRequestParams, ElicitResult, SubscriptionFilter,
+};
+use toolwire::{
+    ChangeNotification, Client, ClientBuilder, ClientError, InputError, RequestOptions, ToolCall,
+};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
+
+fn text(r: &CallToolResult) -> String {
+    serde_json::to_value(&r.content).expect("content")[0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A client that accepts every elicitation with `{confirm: true}`.
+fn confirming() -> ClientBuilder {
+    ClientBuilder::new().with_elicitation(|_key: String, _p: ElicitRequestParams| async {
+        let mut content = Map::new();
+        content.insert("confirm".into(), Value::Bool(true));
+        Ok::<_, InputError>(ElicitResult {
+            action: ElicitAction::Accept,
+            content: Some(content),
+        })
+    })
+}
+
+fn stdio_client(builder: ClientBuilder) -> Client {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve").stderr(Stdio::inherit());
+    builder.spawn(cmd).expect("spawn toolwire serve")
+}
+
+/// `toolwire serve --http 127.0.0.1:0`, and its endpoint URL.
+struct HttpServer {
+    _child: Child,
+    url: String,
+}
+
+impl HttpServer {
+    async fn start() -> Self {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn toolwire serve --http");
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let url = tokio::time::timeout(Duration::from_secs(20), async {
+            while let Some(line) = lines.next_line().await.expect("stderr line") {
+                if let Some(i) = line.find("http://") {
+                    return line[i..].trim().to_owned();
+                }
+            }
+            panic!("the server exited before printing its URL")
+        })
+        .await
+        .expect("the server starts in time");
+        // Keep draining stderr so the server never blocks on it.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        Self { _child: child, url }
+    }
+
+    fn client(&self, builder: ClientBuilder) -> Client {
+        builder.connect_http(&self.url).expect("http client")
+    }
+}
+
+/// The library checks every transport must pass.
+async fn exercise(client: &Client) {
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for expected in [
+        "echo",
+        "add",
+        "countdown",
+        "regional_echo",
+        "confirm_action",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "{expected} in {names:?}"
+        );
+    }
+    let r = client
+        .call_tool("echo", json!({"text": "héllo\nworld"}))
+        .await
+        .expect("echo");
+    assert_eq!(text(&r), "héllo\nworld");
+
+    // structuredContent is checked against add's outputSchema.
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 0.5}))
+        .await
+        .expect("add");
+    assert_eq!(r.structured_content, Some(json!({"sum": 2.5})));
+
+    // Over HTTP the server rejects a call whose Mcp-Param-* headers do not
+    // match the body, so success means they were mirrored right.
+    for args in [
+        json!({"region": "eu-west1", "priority": 3, "text": "a"}),
+        json!({"region": " Zürich\t", "text": "b"}),
+        json!({"region": "", "text": "c"}),
+    ] {
+        let r = client
+            .call_tool("regional_echo", args.clone())
+            .await
+            .expect("regional_echo");
+        assert!(!r.is_error(), "{args}: {r:?}");
+        assert!(
+            text(&r).ends_with(args["text"].as_str().expect("text")),
+            "{r:?}"
+        );
+    }
+
+    // MRTR: the InputHandler answers confirm_action's form.
+    let r = client
+        .call_tool("confirm_action", json!({"action": "deploy"}))
+        .await
+        .expect("confirm_action");
+    assert_eq!(text(&r), "confirmed: deploy");
+
+    // Progress on the request's own stream.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let call = ToolCall::new("countdown")
+        .with_arguments(json!({"steps": 3, "interval_ms": 1}))
+        .with_options(
+            RequestOptions::new().with_progress(move |p| s.lock().expect("s").push(p.progress)),
+        );
+    let r = client.call_tool_with(call).await.expect("countdown");
+    assert_eq!(text(&r), "done after 3 steps");
+    assert_eq!(*seen.lock().expect("s"), [1.0, 2.0, 3.0]);
+
+    // Cancellation: the call is dropped mid-way; the connection stays usable.
+    let long = client.call_tool("countdown", json!({"steps": 1000, "interval_ms": 10}));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), long)
+            .await
+            .is_err()
+    );
+    let r = client
+        .call_tool("echo", json!({"text": "after"}))
+        .await
+        .expect("echo after");
+    assert_eq!(text(&r), "after");
+
+    // Errors are typed.
+    let err = client
+        .call_tool("nope", json!({}))
+        .await
+        .expect_err("unknown tool");
+    assert_eq!(err.rpc().map(|e| e.code.0), Some(-32602), "{err}");
+}
+
+/// A listen stream reports the change define_tool makes, and the cached
+/// list is refetched.
+async fn listen_and_invalidate(client: &Client, tool: &str) {
+    let before = client.list_tools().await.expect("list");
+    assert!(before.iter().all(|t| t.name != tool));
+    let mut sub = client
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
+    client
+        .call_tool("define_tool", json!({"name": tool, "text": "hi"}))
+        .await
+        .expect("define_tool");
+    let note = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .expect("a notification in time")
+        .expect("stream open")
+        .expect("ok");
+    assert_eq!(note, ChangeNotification::ToolsListChanged);
+    let after = client.list_tools().await.expect("list again");
+    assert!(
+        after.iter().any(|t| t.name == tool),
+        "the cache was invalidated"
+    );
+    let r = client.call_tool(tool, json!({})).await.expect("new tool");
+    assert_eq!(text(&r), "hi");
+}
+
+#[tokio::test]
+async fn library_over_stdio() {
+    let client = stdio_client(confirming());
+    exercise(&client).await;
+    listen_and_invalidate(&client, "made_on_stdio").await;
+    let d = client.discover().await.expect("discover");
+    assert!(d.supported_versions.iter().any(|v| v == "2026-07-28"));
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn library_over_http() {
+    let server = HttpServer::start().await;
+    let client = server.client(confirming());
+    exercise(&client).await;
+    listen_and_invalidate(&client, "made_on_http").await;
+}
+
+#[tokio::test]
+async fn without_an_input_handler_the_input_request_comes_back() {
+    let client = stdio_client(ClientBuilder::new());
+    let err = client
+        .call_tool("confirm_action", json!({"action": "x"}))
+        .await
+        .expect_err("no handler, no elicitation capability");
+    // Without the elicitation capability the server refuses (-32021).
+    assert_eq!(err.rpc().map(|e| e.code.0), Some(-32021), "{err}");
+}
+
+// ----- a scripted HTTP server -----
+
+/// Serves one canned JSON-RPC answer per POST, chosen by `script`, on
+/// 127.0.0.1:0; records each request body with its headers.
+async fn scripted(
+    script: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let log: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let script = Arc::new(script);
+    let seen = Arc::clone(&log);
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let (script, seen) = (Arc::clone(&script), Arc::clone(&seen));
+            tokio::spawn(async move {
+                let mut reader = BufReader::new(stream);
+                loop {
+                    let mut headers = Map::new();
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let line = line.trim_end();
+                        if line.is_empty() {
+                            break;
+                        }
+                        if let Some((k, v)) = line.split_once(':') {
+                            let k = k.trim().to_ascii_lowercase();
+                            if k == "content-length" {
+                                length = v.trim().parse().unwrap_or(0);
+                            }
+                            headers.insert(k, Value::from(v.trim()));
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    if reader.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    let mut req: Value = serde_json::from_slice(&body).expect("JSON body");
+                    let answer = script(&req);
+                    req["headers"] = Value::Object(headers);
+                    seen.lock().expect("log").push(req);
+                    let body = answer.to_string();
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    let stream = reader.get_mut();
+                    if stream.write_all(head.as_bytes()).await.is_err()
+                        || stream.write_all(body.as_bytes()).await.is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (url, log)
+}
+
+fn invalid_tools_server(req: &Value) -> Value {
+    let result = if req["method"] == "tools/list" {
+        json!({"resultType": "complete", "ttlMs": 0, "cacheScope": "private", "tools": [
+            {"name": "valid_tool", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"}}}},
+            {"name": "invalid_number_header", "inputSchema": {"type": "object", "properties": {
+                "score": {"type": "number", "x-mcp-header": "Score"}}}},
+            {"name": "invalid_colon_in_name", "inputSchema": {"type": "object", "properties": {
+                "v": {"type": "string", "x-mcp-header": "Region:Primary"}}}}
+        ]})
+    } else {
+        json!({"resultType": "complete", "content": [{"type": "text", "text": "called"}]})
+    };
+    json!({"jsonrpc": "2.0", "id": req["id"], "result": result})
+}
+
+#[tokio::test]
+async fn invalid_tools_are_rejected_over_http() {
+    let (url, log) = scripted(invalid_tools_server).await;
+    let client = ClientBuilder::new().connect_http(&url).expect("client");
+    let names: Vec<String> = client
+        .list_tools()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["valid_tool"]);
+    let err = client
+        .call_tool("invalid_number_header", json!({"score": 1.5}))
+        .await
+        .expect_err("rejected tool");
+    assert!(matches!(err, ClientError::InvalidTool { .. }), "{err}");
+    client
+        .call_tool("valid_tool", json!({"region": "us-west1"}))
+        .await
+        .expect("valid tool");
+    let log = log.lock().expect("log");
+    let calls: Vec<&Value> = log.iter().filter(|r| r["method"] == "tools/call").collect();
+    assert_eq!(calls.len(), 1);
+    let h = &calls[0]["headers"];
+    assert_eq!(h["mcp-param-region"], "us-west1");
+    assert_eq!(h["mcp-name"], "valid_tool");
+    assert_eq!(h["mcp-method"], "tools/call");
+    assert_eq!(h["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(h["accept"], "application/json, text/event-stream");
+}
+
+// ----- the commands -----
+
+async fn run(args: &[&str]) -> (bool, String, String) {
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        Command::new(BIN).args(args).stdin(Stdio::null()).output(),
+    )
+    .await
+    .expect("finishes in time")
+    .expect("runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn serve_cmd() -> String {
+    format!("'{BIN}' serve")
+}
+
+#[tokio::test]
+async fn cli_discover_and_list_over_stdio() {
+    let serve = serve_cmd();
+    let (ok, out, err) = run(&["discover", "--stdio", &serve]).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("toolwire-demo"), "{out}");
+    assert!(out.contains("2026-07-28"), "{out}");
+    assert!(out.contains("tools"), "{out}");
+
+    let (ok, out, err) = run(&["list", "--stdio", &serve]).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("echo\n"), "{out}");
+    assert!(out.contains("text: string (required)"), "{out}");
+    assert!(out.contains("regional_echo"), "{out}");
+
+    let (ok, out, err) = run(&["list", "--stdio", &serve, "--json"]).await;
+    assert!(ok, "{err}");
+    let tools: Value = serde_json::from_str(&out).expect("JSON");
+    assert!(
+        tools
+            .as_array()
+            .expect("array")
+            .iter()
+            .any(|t| t["name"] == "add")
+    );
+}
+
+#[tokio::test]
+async fn cli_call_types_arguments_by_schema() {
+    let serve = serve_cmd();
+    let (ok, out, err) = run(&["call", "--stdio", &serve, "echo", "text=hi there"]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "hi there\n");
+
+    // `a` and `b` are numbers in add's schema, so "2" is sent as 2.
+    let (ok, out, err) = run(&["call", "--stdio", &serve, "add", "a=2", "b=0.5", "--json"]).await;
+    assert!(ok, "{err}");
+    let r: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(r["structuredContent"], json!({"sum": 2.5}));
+
+    let (ok, out, err) = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "echo",
+        "--args",
+        r#"{"text": "from json"}"#,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "from json\n");
+}
+
+#[tokio::test]
+async fn cli_errors_are_clear_and_exit_non_zero() {
+    let serve = serve_cmd();
+    let (ok, out, err) = run(&["call", "--stdio", &serve, "nope"]).await;
+    assert!(!ok);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("nope") && err.contains("-32602"), "{err}");
+
+    // Invalid arguments: the tool reports an error the model could read.
+    let (ok, _out, err) = run(&["call", "--stdio", &serve, "add", "a=2", "b=x"]).await;
+    assert!(!ok);
+    assert!(err.contains("b"), "{err}");
+
+    let (ok, _out, err) = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "countdown",
+        "steps=0",
+        "interval_ms=0",
+    ])
+    .await;
+    assert!(!ok, "isError results exit non-zero");
+    assert!(err.contains("reported an error"), "{err}");
+
+    let (ok, _out, err) = run(&["list"]).await;
+    assert!(!ok);
+    assert!(err.contains("--stdio"), "{err}");
+
+    let (ok, _out, err) = run(&["list", "https://localhost/mcp"]).await;
+    assert!(!ok);
+    assert!(err.contains("TLS"), "{err}");
+
+    let (ok, _out, err) = run(&["list", "--stdio", "/nonexistent/toolwire-server"]).await;
+    assert!(!ok);
+    assert!(err.contains("cannot start"), "{err}");
+}
+
+#[tokio::test]
+async fn cli_answers_elicitation_from_input() {
+    let serve = serve_cmd();
+    let (ok, out, err) = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "confirm_action",
+        "action=deploy",
+        "--input",
+        r#"confirm={"confirm": true}"#,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "confirmed: deploy\n");
+
+    let (ok, _out, err) = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "confirm_action",
+        "action=deploy",
+        "--input",
+        "confirm=decline",
+    ])
+    .await;
+    assert!(!ok);
+    assert!(err.contains("not confirmed: deploy"), "{err}");
+
+    // Not a terminal and no --input: say how to answer.
+    let (ok, _out, err) =
+        run(&["call", "--stdio", &serve, "confirm_action", "action=deploy"]).await;
+    assert!(!ok);
+    assert!(err.contains("--input confirm="), "{err}");
+}
+
+#[tokio::test]
+async fn cli_over_http() {
+    let server = HttpServer::start().await;
+    let url = server.url.as_str();
+    let (ok, out, err) = run(&[
+        "call",
+        url,
+        "regional_echo",
+        "region=eu-west1",
+        "priority=3",
+        "text=hi",
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "eu-west1: hi\n");
+    let (ok, out, err) = run(&["discover", url, "--json"]).await;
+    assert!(ok, "{err}");
+    let d: Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(d["resultType"], "complete");
+    let (ok, out, err) = run(&[
+        "call",
+        url,
+        "confirm_action",
+        "action=x",
+        "--input",
+        r#"confirm={"confirm":true}"#,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "confirmed: x\n");
+}
+
+#[tokio::test]
+async fn cli_list_warns_about_and_hides_invalid_tools() {
+    let (url, _log) = scripted(invalid_tools_server).await;
+    let (ok, out, err) = run(&["list", &url]).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("valid_tool"), "{out}");
+    assert!(!out.contains("invalid_"), "{out}");
+    assert!(
+        err.contains("invalid_number_header") && err.contains("invalid_colon_in_name"),
+        "{err}"
+    );
+}

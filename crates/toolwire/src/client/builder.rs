@@ -1,0 +1,206 @@
+//! [`ClientBuilder`]: identity, input handlers, limits, and the transport a
+//! client connects with.
+
+use super::Client;
+use super::error::ClientError;
+use super::input::{InputHandler, InputHandlers};
+use super::transport::Transport;
+use super::transport::http::HttpTransport;
+use super::transport::stdio::StdioTransport;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use toolwire_proto::meta::PROTOCOL_VERSION;
+use toolwire_proto::types::{
+    ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitationCapability, Implementation,
+    ListRootsRequest, SamplingCapability,
+};
+
+/// Builds a [`Client`]. Start with [`ClientBuilder::new`], add handlers and
+/// settings with the `with_*` methods, then connect with
+/// [`spawn`](Self::spawn), [`connect_io`](Self::connect_io) or
+/// [`connect_http`](Self::connect_http).
+///
+/// Defaults: `clientInfo` `toolwire-client` and this crate's version, sent
+/// on every request; protocol version 2026-07-28; at most 10 rounds of
+/// input per call; a 5-minute request timeout (not applied to listen
+/// streams); no input handlers, so no client capabilities.
+///
+/// ```no_run
+/// use serde_json::json;
+/// use toolwire::proto::types::{ElicitAction, ElicitRequestParams, ElicitResult};
+/// use toolwire::{ClientBuilder, InputError};
+///
+/// # async fn run() -> Result<(), toolwire::ClientError> {
+/// let client = ClientBuilder::new()
+///     // Declares `elicitation` and answers the server's forms.
+///     .with_elicitation(|_key: String, _form: ElicitRequestParams| async {
+///         Ok::<_, InputError>(ElicitResult { action: ElicitAction::Decline, content: None })
+///     })
+///     .connect_http("http://127.0.0.1:8080/mcp")?;
+/// for tool in client.list_tools().await? {
+///     println!("{}", tool.name);
+/// }
+/// let result = client.call_tool("regional_echo", json!({"region": "eu", "text": "hi"})).await?;
+/// # drop(result);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ClientBuilder {
+    pub(crate) info: Option<Implementation>,
+    pub(crate) versions: Vec<String>,
+    pub(crate) handlers: InputHandlers,
+    pub(crate) max_input_rounds: usize,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) http_headers: Vec<(String, String)>,
+    pub(crate) bearer: Option<String>,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ClientBuilder {
+    /// The default settings.
+    pub fn new() -> Self {
+        Self {
+            info: Some(Implementation::new(
+                "toolwire-client",
+                env!("CARGO_PKG_VERSION"),
+            )),
+            versions: vec![PROTOCOL_VERSION.to_owned()],
+            handlers: InputHandlers::default(),
+            max_input_rounds: 10,
+            timeout: Some(Duration::from_secs(300)),
+            http_headers: Vec::new(),
+            bearer: None,
+        }
+    }
+
+    /// Sets `io.modelcontextprotocol/clientInfo`.
+    pub fn with_client_info(mut self, info: Implementation) -> Self {
+        self.info = Some(info);
+        self
+    }
+
+    /// Sends no `clientInfo` (it is optional; the default sends it).
+    pub fn without_client_info(mut self) -> Self {
+        self.info = None;
+        self
+    }
+
+    /// The protocol versions to speak, most preferred first. The first is
+    /// sent until a server's `-32022` names another one from this list.
+    /// An empty list keeps the current one.
+    pub fn with_protocol_versions<I, S>(mut self, versions: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let versions: Vec<String> = versions.into_iter().map(Into::into).collect();
+        if !versions.is_empty() {
+            self.versions = versions;
+        }
+        self
+    }
+
+    /// Answers `elicitation/create` input requests; declares the
+    /// `elicitation` capability (form mode, unless
+    /// [`with_elicitation_capability`](Self::with_elicitation_capability)
+    /// says otherwise).
+    pub fn with_elicitation(mut self, handler: impl InputHandler<ElicitRequest>) -> Self {
+        self.handlers.elicit = Some(Arc::new(handler));
+        self
+    }
+
+    /// The `elicitation` capability to declare (for example with `url`
+    /// mode). Only used with an elicitation handler.
+    pub fn with_elicitation_capability(mut self, capability: ElicitationCapability) -> Self {
+        self.handlers.elicitation_capability = Some(capability);
+        self
+    }
+
+    /// Answers `sampling/createMessage` input requests; declares `sampling`.
+    pub fn with_sampling(mut self, handler: impl InputHandler<CreateMessageRequest>) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// The `sampling` capability to declare (for example with `tools`).
+    /// Only used with a sampling handler.
+    pub fn with_sampling_capability(mut self, capability: SamplingCapability) -> Self {
+        self.handlers.sampling_capability = Some(capability);
+        self
+    }
+
+    /// Answers `roots/list` input requests; declares `roots`.
+    pub fn with_roots(mut self, handler: impl InputHandler<ListRootsRequest>) -> Self {
+        self.handlers.roots = Some(Arc::new(handler));
+        self
+    }
+
+    /// How many `input_required` results one call may answer before it
+    /// fails with [`ClientError::TooManyRounds`] (at least 1).
+    pub fn with_max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds.max(1);
+        self
+    }
+
+    /// The timeout of each request round trip; `None` waits forever. When
+    /// it elapses the request is cancelled.
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// A header sent on every HTTP request (ignored on stdio).
+    pub fn with_http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// `Authorization: Bearer {token}` on every HTTP request. The token also
+    /// partitions `private` cache entries.
+    pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer = Some(token.into());
+        self
+    }
+
+    /// The client capabilities the registered handlers imply.
+    pub fn capabilities(&self) -> ClientCapabilities {
+        self.handlers.capabilities()
+    }
+
+    /// Starts `command` as the server and speaks stdio to it. Its stderr is
+    /// inherited unless the command says otherwise; it is killed when the
+    /// client is dropped without [`Client::close`].
+    pub fn spawn(self, command: tokio::process::Command) -> Result<Client, ClientError> {
+        let transport = StdioTransport::spawn(command)?;
+        Ok(Client::new(self, Arc::new(transport)))
+    }
+
+    /// Speaks stdio framing over `reader` (the server's output) and `writer`
+    /// (its input): pipes, sockets, or an in-process `tokio::io::duplex`.
+    pub fn connect_io<R, W>(self, reader: R, writer: W) -> Client
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Client::new(self, Arc::new(StdioTransport::from_io(reader, writer)))
+    }
+
+    /// Speaks Streamable HTTP to the MCP endpoint at `url`. Only `http://`
+    /// URLs work for now: there is no TLS support yet. No request is sent
+    /// until the first call.
+    pub fn connect_http(self, url: &str) -> Result<Client, ClientError> {
+        let transport = HttpTransport::new(url, &self.http_headers)?;
+        if let Some(token) = &self.bearer {
+            transport.set_authorization(Some(format!("Bearer {token}")));
+        }
+        Ok(Client::new(self, Arc::new(transport)))
+    }
+}

@@ -1,0 +1,558 @@
+//! How one request travels: the `_meta` and HTTP headers it carries, one
+//! round trip with its notifications, the retries after `-32022` and
+//! `-32020`, and the cache in front of cacheable methods.
+
+use super::cache::{Hit, Invalidation, cacheable};
+use super::error::ClientError;
+use super::listen::Subscription;
+use super::options::{RequestOptions, ToolCall};
+use super::tools::{KnownTool, Lookup};
+use super::transport::{Incoming, Outgoing, TransportKind};
+use super::{Client, mrtr, parse};
+use bytes::Bytes;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use toolwire_proto::header::encode_header_value;
+use toolwire_proto::meta::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY,
+    PROTOCOL_VERSION_KEY,
+};
+use toolwire_proto::types::{
+    CallToolRequest, CallToolResult, GetPromptRequest, ListToolsRequest,
+    LoggingMessageNotification, LoggingMessageNotificationParams, NotificationMethod,
+    ProgressNotification, ProgressNotificationParams, ProgressToken, ReadResourceRequest,
+    RequestMethod, ResultOrInputRequired, ResultType, SubscriptionFilter,
+    SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, Tool,
+    UnsupportedProtocolVersionData,
+};
+use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_request};
+
+/// The HTTP header that carries the protocol version.
+const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
+/// The HTTP header that mirrors the JSON-RPC method.
+const METHOD_HEADER: &str = "Mcp-Method";
+/// The HTTP header that mirrors `params.name` or `params.uri`.
+const NAME_HEADER: &str = "Mcp-Name";
+
+/// What `resultType` says a result is.
+pub(crate) enum Kind {
+    Complete,
+    InputRequired,
+}
+
+/// Reads `resultType`: absent means complete; an unknown value is an error.
+// Spec: basic/index.mdx#resulttype
+pub(crate) fn result_kind(v: &Value) -> Result<Kind, ClientError> {
+    match v.get("resultType") {
+        None => Ok(Kind::Complete),
+        Some(t) => match serde_json::from_value::<ResultType>(t.clone()) {
+            Ok(ResultType::Complete) => Ok(Kind::Complete),
+            Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
+            Err(_) => Err(ClientError::UnknownResultType(match t {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })),
+        },
+    }
+}
+
+/// Fills in the cache hints an older server may leave out, so the result
+/// parses: `ttlMs` 0 (a missing or negative one counts as 0) and
+/// `cacheScope` `private`, the safe choice.
+// Spec: server/utilities/caching.mdx#time-to-live-ttl-field
+fn normalize_cache_hints(v: &mut Value) {
+    let Some(obj) = v.as_object_mut() else {
+        return;
+    };
+    if !obj.get("ttlMs").is_some_and(Value::is_u64) {
+        obj.insert("ttlMs".into(), Value::from(0));
+    }
+    if !matches!(
+        obj.get("cacheScope").and_then(Value::as_str),
+        Some("public" | "private")
+    ) {
+        obj.insert("cacheScope".into(), Value::from("private"));
+    }
+}
+
+impl Client {
+    pub(crate) fn credentials(&self) -> Option<Arc<str>> {
+        self.inner.credentials.read().ok().and_then(|c| c.clone())
+    }
+
+    fn next_id(&self) -> RequestId {
+        RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// `params` plus `_meta` with the protocol members; returns the progress
+    /// token if one was asked for.
+    fn with_meta(
+        &self,
+        params: &Map<String, Value>,
+        version: &str,
+        options: &RequestOptions,
+    ) -> (Map<String, Value>, Option<ProgressToken>) {
+        let mut params = params.clone();
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        for (k, v) in &options.meta {
+            meta.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        // Spec: basic/index.mdx#meta — protocolVersion and
+        // clientCapabilities on every request, clientInfo unless configured
+        // otherwise.
+        meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(version));
+        meta.insert(
+            CLIENT_CAPABILITIES_KEY.into(),
+            self.inner.capabilities_json.clone(),
+        );
+        if let Some(info) = &self.inner.info {
+            meta.entry(CLIENT_INFO_KEY).or_insert_with(|| info.clone());
+        }
+        let token = options.progress.as_ref().map(|_| {
+            let n = self.inner.next_token.fetch_add(1, Ordering::Relaxed);
+            ProgressToken::String(format!("toolwire-{n}"))
+        });
+        if let Some(t) = &token {
+            meta.insert(
+                PROGRESS_TOKEN_KEY.into(),
+                serde_json::to_value(t).unwrap_or_default(),
+            );
+        }
+        if let Some((level, _)) = &options.log {
+            meta.insert(
+                LOG_LEVEL_KEY.into(),
+                serde_json::to_value(level).unwrap_or_default(),
+            );
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        (params, token)
+    }
+
+    /// The HTTP headers of a request: the version, the method, the name
+    /// where required, and the `Mcp-Param-*` mirrors for `tools/call`.
+    // Spec: basic/transports/streamable-http.mdx#request-metadata
+    fn http_headers(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        version: &str,
+    ) -> Vec<(String, String)> {
+        if self.inner.kind != TransportKind::Http {
+            return Vec::new();
+        }
+        let mut headers = vec![
+            (PROTOCOL_VERSION_HEADER.to_owned(), version.to_owned()),
+            (METHOD_HEADER.to_owned(), method.to_owned()),
+        ];
+        let name_field = match method {
+            CallToolRequest::METHOD | GetPromptRequest::METHOD => Some("name"),
+            ReadResourceRequest::METHOD => Some("uri"),
+            _ => None,
+        };
+        if let Some(name) = name_field
+            .and_then(|f| params.get(f))
+            .and_then(Value::as_str)
+        {
+            headers.push((
+                NAME_HEADER.to_owned(),
+                encode_header_value(name).into_owned(),
+            ));
+        }
+        if method == CallToolRequest::METHOD
+            && let Some(name) = params.get("name").and_then(Value::as_str)
+            && let Lookup::Known(tool) = self.inner.tools.lookup(name)
+        {
+            let empty = Value::Object(Map::new());
+            let args = params.get("arguments").unwrap_or(&empty);
+            headers.extend(tool.param_headers(args));
+        }
+        headers
+    }
+
+    /// One request: a round trip, retried once after `-32022` with a
+    /// version both sides speak, and for `tools/call` over HTTP once after
+    /// `-32020` with a refreshed tool list. Returns the raw result.
+    pub(crate) async fn request_value(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let mut version_retried = false;
+        let mut headers_retried = false;
+        loop {
+            let version = self.protocol_version();
+            match self.round(method, &params, &version, options).await {
+                Err(ClientError::Rpc(e))
+                    if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && !version_retried =>
+                {
+                    version_retried = true;
+                    self.adopt_version(&e)?;
+                }
+                // Spec: basic/transports/streamable-http.mdx#client-behavior —
+                // on HeaderMismatch, re-read tools/list, then retry.
+                Err(ClientError::Rpc(e))
+                    if e.code == ErrorCode::HEADER_MISMATCH
+                        && method == CallToolRequest::METHOD
+                        && self.inner.kind == TransportKind::Http
+                        && !headers_retried =>
+                {
+                    headers_retried = true;
+                    tracing::debug!(
+                        "tools/call got -32020 ({}); refreshing tools/list",
+                        e.message
+                    );
+                    self.inner
+                        .cache
+                        .invalidate(&Invalidation::Method(ListToolsRequest::METHOD));
+                    if let Err(refresh) = Box::pin(self.list_tools()).await {
+                        tracing::debug!("refreshing tools/list failed: {refresh}");
+                        return Err(ClientError::Rpc(e));
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Switches to a version from `-32022`'s `data.supported` that this
+    /// client speaks, in the client's order of preference.
+    // Spec: basic/versioning.mdx#protocol-version-negotiation
+    fn adopt_version(&self, e: &ErrorObject) -> Result<(), ClientError> {
+        let supported = e
+            .data
+            .as_ref()
+            .and_then(|d| serde_json::from_value::<UnsupportedProtocolVersionData>(d.clone()).ok())
+            .map(|d| d.supported)
+            .or_else(|| {
+                let list = e.data.as_ref()?.get("supported")?.as_array()?;
+                Some(
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                )
+            })
+            .unwrap_or_default();
+        let Some(chosen) = self.inner.versions.iter().find(|v| supported.contains(v)) else {
+            return Err(ClientError::UnsupportedVersion {
+                supported,
+                ours: self.inner.versions.clone(),
+            });
+        };
+        tracing::debug!("server asked for another protocol version; retrying with {chosen}");
+        if let Ok(mut v) = self.inner.version.write() {
+            v.clone_from(chosen);
+        }
+        Ok(())
+    }
+
+    /// One round trip with a fresh id, within the timeout.
+    async fn round(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        version: &str,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let id = self.next_id();
+        let (params, token) = self.with_meta(params, version, options);
+        let headers = self.http_headers(method, &params, version);
+        let out = Outgoing {
+            body: Bytes::from(encode_request(&id, method, Some(&params))),
+            id,
+            headers,
+            progress_token: token.clone(),
+            wants_logs: options.log.is_some(),
+        };
+        let exchange = async {
+            let mut exchange = self.inner.transport.send(out).await?;
+            while let Some(item) = exchange.next().await {
+                match item? {
+                    Incoming::Notification { method, params } => {
+                        on_notification(&method, params, options, token.as_ref());
+                    }
+                    Incoming::Response(Ok(v)) => return Ok(v),
+                    Incoming::Response(Err(e)) => return Err(ClientError::Rpc(e)),
+                }
+            }
+            Err(ClientError::Disconnected)
+        };
+        match options.timeout.or(self.inner.timeout) {
+            // Dropping the exchange on timeout cancels the request.
+            Some(t) => tokio::time::timeout(t, exchange)
+                .await
+                .map_err(|_| ClientError::Timeout(t))?,
+            None => exchange.await,
+        }
+    }
+
+    /// A cacheable request: a fresh cache entry if there is one, otherwise
+    /// the server's answer (stored when complete), or a stale entry when
+    /// asking fails. `tools/list` pages are checked with the tool index
+    /// before they are stored.
+    pub(crate) async fn cached(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let Some(method) = cacheable(method) else {
+            return self.request_value(method, params, options).await;
+        };
+        let credentials = self.credentials();
+        let stale = match self.inner.cache.get(method, &params, credentials.as_ref()) {
+            Some(Hit::Fresh(v)) => return Ok(v),
+            Some(Hit::Stale(v)) => Some(v),
+            None => None,
+        };
+        let fetched: Result<Value, ClientError> = async {
+            let mut v = self.request_value(method, params.clone(), options).await?;
+            if let Kind::InputRequired = result_kind(&v)? {
+                // Spec: server/utilities/caching.mdx — interim results are
+                // not cacheable.
+                return Ok(v);
+            }
+            normalize_cache_hints(&mut v);
+            if method == ListToolsRequest::METHOD {
+                self.admit_tools(&mut v)?;
+            }
+            self.inner
+                .cache
+                .put(method, &params, credentials.as_ref(), &v);
+            Ok(v)
+        }
+        .await;
+        match (fetched, stale) {
+            (Ok(v), _) => Ok(v),
+            (Err(e), Some(stale)) if e.allows_stale() => {
+                // Spec: server/utilities/caching.mdx — clients MAY serve stale
+                // responses if errors occur during re-fetching.
+                tracing::warn!("{method} failed ({e}); serving the stale cached result");
+                Ok(stale)
+            }
+            (Err(e), _) => Err(e),
+        }
+    }
+
+    /// Drops invalid tools from a `tools/list` result and records the valid
+    /// ones. A tool that does not even parse is dropped too.
+    fn admit_tools(&self, v: &mut Value) -> Result<(), ClientError> {
+        let Some(list) = v.get_mut("tools").and_then(Value::as_array_mut) else {
+            return Err(ClientError::Protocol(
+                "tools/list result has no `tools` array".into(),
+            ));
+        };
+        let tools: Vec<Tool> = std::mem::take(list)
+            .into_iter()
+            .filter_map(|t| {
+                let name = t.get("name").cloned();
+                serde_json::from_value::<Tool>(t)
+                    .map_err(|e| {
+                        tracing::warn!("rejecting tool {name:?}: malformed definition: {e}")
+                    })
+                    .ok()
+            })
+            .collect();
+        let kept = self.inner.tools.admit(tools);
+        *list = kept
+            .iter()
+            .filter_map(|t| serde_json::to_value(t).ok())
+            .collect();
+        Ok(())
+    }
+
+    /// What the client knows about a tool, listing the tools first when it
+    /// has not seen it. A rejected tool is an error: it must not be called.
+    async fn known_tool(&self, name: &str) -> Result<Option<Arc<KnownTool>>, ClientError> {
+        for attempt in 0..2 {
+            match self.inner.tools.lookup(name) {
+                Lookup::Known(t) => return Ok(Some(t)),
+                Lookup::Rejected(reason) => {
+                    return Err(ClientError::InvalidTool {
+                        name: name.to_owned(),
+                        reason,
+                    });
+                }
+                Lookup::Unknown if attempt == 0 => {
+                    if let Err(e) = self.list_tools().await {
+                        tracing::debug!("listing tools before calling {name:?} failed: {e}");
+                        return Ok(None);
+                    }
+                }
+                Lookup::Unknown => {}
+            }
+        }
+        Ok(None)
+    }
+
+    pub(crate) async fn call_tool_inner(
+        &self,
+        call: ToolCall,
+        manual: bool,
+    ) -> Result<ResultOrInputRequired<CallToolResult>, ClientError> {
+        let tool = self.known_tool(&call.name).await?;
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(call.name.clone()));
+        if let Some(args) = &call.arguments {
+            params.insert("arguments".into(), Value::Object(args.clone()));
+        }
+        let driven = self
+            .drive_from(
+                CallToolRequest::METHOD,
+                params,
+                call.input_responses,
+                call.request_state,
+                &call.options,
+                manual,
+            )
+            .await?;
+        let v = match driven {
+            mrtr::Driven::Complete(v) => v,
+            mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
+        };
+        let result: CallToolResult = parse(CallToolRequest::METHOD, v)?;
+        if let Some(tool) = tool {
+            check_output(&tool, &result)?;
+        }
+        Ok(ResultOrInputRequired::Complete(result))
+    }
+
+    pub(crate) async fn open_listen(
+        &self,
+        filter: SubscriptionFilter,
+    ) -> Result<Subscription, ClientError> {
+        let method = SubscriptionsListenRequest::METHOD;
+        let mut params = Map::new();
+        params.insert(
+            "notifications".into(),
+            serde_json::to_value(&filter).unwrap_or_default(),
+        );
+        let mut version_retried = false;
+        loop {
+            let version = self.protocol_version();
+            let id = self.next_id();
+            let (body, _) = self.with_meta(&params, &version, &RequestOptions::default());
+            let out = Outgoing {
+                headers: self.http_headers(method, &body, &version),
+                body: Bytes::from(encode_request(&id, method, Some(&body))),
+                id: id.clone(),
+                progress_token: None,
+                wants_logs: false,
+            };
+            let opened = async {
+                let mut exchange = self.inner.transport.send(out).await?;
+                let first = exchange.next().await;
+                Ok::<_, ClientError>((exchange, first))
+            };
+            let (exchange, first) = match self.inner.timeout {
+                Some(t) => tokio::time::timeout(t, opened)
+                    .await
+                    .map_err(|_| ClientError::Timeout(t))??,
+                None => opened.await?,
+            };
+            match first {
+                // Spec: basic/patterns/subscriptions.mdx#acknowledgment — the
+                // first message acknowledges, with the honoured filter.
+                Some(Ok(Incoming::Notification { method, params }))
+                    if method == SubscriptionsAcknowledgedNotification::METHOD =>
+                {
+                    let acknowledged = params
+                        .as_ref()
+                        .and_then(|p| p.get("notifications"))
+                        .and_then(|n| serde_json::from_value(n.clone()).ok())
+                        .unwrap_or_default();
+                    return Ok(Subscription::start(
+                        id,
+                        acknowledged,
+                        exchange,
+                        Arc::clone(&self.inner.cache),
+                    ));
+                }
+                Some(Ok(Incoming::Notification { method, .. })) => {
+                    return Err(ClientError::Protocol(format!(
+                        "the subscription began with {method}, not its acknowledgement"
+                    )));
+                }
+                Some(Ok(Incoming::Response(Err(e))))
+                    if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && !version_retried =>
+                {
+                    version_retried = true;
+                    self.adopt_version(&e)?;
+                }
+                Some(Ok(Incoming::Response(Err(e)))) => return Err(ClientError::Rpc(e)),
+                Some(Ok(Incoming::Response(Ok(_)))) => {
+                    return Err(ClientError::Protocol(
+                        "the server ended the subscription before acknowledging it".into(),
+                    ));
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(ClientError::Disconnected),
+            }
+        }
+    }
+}
+
+/// Delivers a notification of a request to its callbacks.
+fn on_notification(
+    method: &str,
+    params: Option<Value>,
+    options: &RequestOptions,
+    token: Option<&ProgressToken>,
+) {
+    if method == ProgressNotification::METHOD {
+        let (Some(f), Some(params)) = (&options.progress, params) else {
+            return;
+        };
+        match serde_json::from_value::<ProgressNotificationParams>(params) {
+            Ok(p) if Some(&p.progress_token) == token => f(&p),
+            Ok(_) => tracing::debug!("ignoring progress for another token"),
+            Err(e) => tracing::debug!("ignoring malformed progress: {e}"),
+        }
+    } else if method == LoggingMessageNotification::METHOD {
+        let (Some((_, f)), Some(params)) = (&options.log, params) else {
+            return;
+        };
+        match serde_json::from_value::<LoggingMessageNotificationParams>(params) {
+            Ok(m) => f(&m),
+            Err(e) => tracing::debug!("ignoring malformed log message: {e}"),
+        }
+    } else {
+        tracing::debug!("ignoring {method} on a request's stream");
+    }
+}
+
+/// Checks a complete, successful result against the tool's output schema.
+// Spec: server/tools.mdx#output-schema — clients SHOULD validate.
+fn check_output(tool: &KnownTool, result: &CallToolResult) -> Result<(), ClientError> {
+    let Some(schema) = tool.output_schema() else {
+        return Ok(());
+    };
+    if result.is_error() {
+        return Ok(());
+    }
+    let name = || tool.definition.name.clone();
+    // Spec: basic/index.mdx#ref-resolution — a schema whose `$ref` cannot be
+    // resolved (network refs never are) is rejected, not treated as
+    // permissive.
+    let schema = schema.as_ref().map_err(|e| ClientError::OutputSchema {
+        tool: name(),
+        message: format!(" the outputSchema cannot be used: {e}"),
+    })?;
+    let Some(structured) = &result.structured_content else {
+        return Err(ClientError::OutputSchema {
+            tool: name(),
+            message: " the tool declares an outputSchema but returned no structuredContent".into(),
+        });
+    };
+    schema
+        .check(structured)
+        .map_err(|message| ClientError::OutputSchema {
+            tool: name(),
+            message,
+        })
+}

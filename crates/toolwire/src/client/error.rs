@@ -1,0 +1,117 @@
+//! [`ClientError`]: everything a client call can fail with, told apart by
+//! type so callers never match on message text.
+
+use std::time::Duration;
+use toolwire_proto::ErrorObject;
+use toolwire_proto::types::InputRequiredResult;
+
+use super::input::InputError;
+
+/// Why a client call failed.
+///
+/// [`ClientError::Rpc`] is an error the server answered with; the others
+/// arise on this side (transport, timeouts, malformed replies, input
+/// handling).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server answered with a JSON-RPC error.
+    #[error("server error {}: {}", .0.code, .0.message)]
+    Rpc(ErrorObject),
+    /// The transport failed: the connection, the pipe or the child process.
+    #[error("transport error: {0}")]
+    Transport(String),
+    /// An HTTP error status whose body is not a JSON-RPC error.
+    #[error("HTTP {status}: {body}")]
+    Http {
+        /// The status code.
+        status: u16,
+        /// The start of the body, for diagnostics.
+        body: String,
+    },
+    /// The server closed the stream or the connection before it answered.
+    #[error("the server closed the connection before answering")]
+    Disconnected,
+    /// No answer within the request timeout; the request was cancelled.
+    #[error("no answer within {0:?}; the request was cancelled")]
+    Timeout(Duration),
+    /// The server's reply does not follow the protocol.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The reply's `resultType` is not one this client knows.
+    ///
+    /// Spec: basic/index.mdx#resulttype — an unrecognised value is invalid.
+    #[error("unknown resultType {0:?}")]
+    UnknownResultType(String),
+    /// The server supports none of the protocol versions this client speaks.
+    #[error(
+        "the server supports protocol versions {supported:?}, none of which this client speaks ({ours:?})"
+    )]
+    UnsupportedVersion {
+        /// What the server said it supports.
+        supported: Vec<String>,
+        /// What this client speaks.
+        ours: Vec<String>,
+    },
+    /// The server asked for input and no handler is registered for manual
+    /// mode's counterpart (or the call ran in a mode that returns it).
+    #[error("the server requires input and no input handler is registered")]
+    InputRequired(Box<InputRequiredResult>),
+    /// The server asked for a kind of input this client has no handler for.
+    #[error("the server asked for {method} (input {key:?}) and no handler for it is registered")]
+    UnsupportedInputRequest {
+        /// The `inputRequests` key.
+        key: String,
+        /// The input request's method.
+        method: &'static str,
+    },
+    /// An input handler failed.
+    #[error("input handler failed: {0}")]
+    Input(#[from] InputError),
+    /// The server kept asking for input past the round cap.
+    #[error("the server still asked for input after {0} rounds")]
+    TooManyRounds(usize),
+    /// The tool's definition was rejected (for example an invalid
+    /// `x-mcp-header`), so it is not called.
+    #[error("tool {name:?} is not callable: {reason}")]
+    InvalidTool {
+        /// The tool name.
+        name: String,
+        /// Why it was rejected.
+        reason: String,
+    },
+    /// `structuredContent` does not match the tool's `outputSchema`, or the
+    /// schema itself cannot be used.
+    #[error("tool {tool:?} returned structured content that fails its outputSchema:{message}")]
+    OutputSchema {
+        /// The tool name.
+        tool: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The server URL is not usable.
+    #[error("invalid server URL: {0}")]
+    InvalidUrl(String),
+    /// The server process could not be started.
+    #[error("cannot start the server process: {0}")]
+    Spawn(#[source] std::io::Error),
+}
+
+impl ClientError {
+    /// The JSON-RPC error, when the server answered with one.
+    pub fn rpc(&self) -> Option<&ErrorObject> {
+        match self {
+            Self::Rpc(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// Whether a refetch failing this way may fall back to a stale cache
+    /// entry: anything except an answer that says the request is wrong.
+    pub(crate) fn allows_stale(&self) -> bool {
+        !matches!(
+            self,
+            Self::UnknownResultType(_) | Self::InputRequired(_) | Self::InvalidTool { .. }
+        )
+    }
+}

@@ -1,0 +1,174 @@
+//! The multi round-trip driver: send, and while the server answers
+//! `input_required`, have the input handlers answer its input requests and
+//! retry with a new id, the answers, and the `requestState` echoed byte for
+//! byte (omitted when there was none). Answers and state live only in this
+//! loop, so no other request ever carries them.
+//!
+//! Spec: basic/patterns/mrtr.mdx
+
+use super::Client;
+use super::cache::cacheable;
+use super::engine::{Kind, result_kind};
+use super::error::ClientError;
+use super::options::RequestOptions;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use toolwire_proto::types::{InputRequest, InputRequiredResult, InputResponses, RequestMethod};
+
+/// How a driven request ended.
+#[derive(Debug)]
+pub(crate) enum Driven {
+    /// A complete result, raw.
+    Complete(Value),
+    /// Manual mode, or no input handlers at all: the caller decides.
+    InputRequired(InputRequiredResult),
+}
+
+impl Client {
+    /// Drives `method` from a first request without answers.
+    pub(crate) async fn drive(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+        manual: bool,
+    ) -> Result<Driven, ClientError> {
+        let mut params = params;
+        let responses = match params.remove("inputResponses") {
+            Some(Value::Object(r)) => Some(r),
+            _ => None,
+        };
+        let state = match params.remove("requestState") {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        self.drive_from(method, params, responses, state, options, manual)
+            .await
+    }
+
+    /// Drives `method`, starting with the given answers and state (a manual
+    /// retry) or none.
+    pub(crate) async fn drive_from(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        mut responses: Option<InputResponses>,
+        mut state: Option<String>,
+        options: &RequestOptions,
+        manual: bool,
+    ) -> Result<Driven, ClientError> {
+        let mut rounds = 0;
+        loop {
+            let retry = responses.is_some() || state.is_some();
+            let mut round = params.clone();
+            if let Some(r) = responses.take() {
+                round.insert("inputResponses".into(), Value::Object(r));
+            }
+            if let Some(s) = state.take() {
+                round.insert("requestState".into(), Value::String(s));
+            }
+            // Spec: server/utilities/caching.mdx#cache-key — results of MRTR
+            // retries are never cached, so only a first round goes through
+            // the cache.
+            let v = if !retry && cacheable(method).is_some() {
+                self.cached(method, round, options).await?
+            } else {
+                self.request_value(method, round, options).await?
+            };
+            let input_required = match result_kind(&v)? {
+                Kind::Complete => return Ok(Driven::Complete(v)),
+                Kind::InputRequired => parse_input_required(method, v)?,
+            };
+            if manual || !self.has_input_handlers() {
+                return Ok(Driven::InputRequired(input_required));
+            }
+            if rounds == self.inner.max_rounds {
+                return Err(ClientError::TooManyRounds(rounds));
+            }
+            rounds += 1;
+            responses = self.answer(&input_required).await?;
+            // Spec: basic/patterns/mrtr.mdx — echo the exact requestState,
+            // and none when none was given.
+            state = input_required.request_state;
+        }
+    }
+
+    fn has_input_handlers(&self) -> bool {
+        let h = &self.inner.handlers;
+        h.elicit.is_some() || h.sampling.is_some() || h.roots.is_some()
+    }
+
+    /// Answers every input request; `None` when there were none (the retry
+    /// then carries only the state).
+    async fn answer(
+        &self,
+        input_required: &InputRequiredResult,
+    ) -> Result<Option<InputResponses>, ClientError> {
+        let Some(requests) = &input_required.input_requests else {
+            return Ok(None);
+        };
+        let handlers = &self.inner.handlers;
+        let mut responses = InputResponses::new();
+        for (key, request) in requests {
+            let unsupported = || ClientError::UnsupportedInputRequest {
+                key: key.clone(),
+                method: request.method(),
+            };
+            let answer = match request {
+                InputRequest::Elicit(p) => {
+                    let h = handlers.elicit.as_ref().ok_or_else(unsupported)?;
+                    to_value(h.call(key.clone(), p.clone()).await?)
+                }
+                InputRequest::CreateMessage(p) => {
+                    let h = handlers.sampling.as_ref().ok_or_else(unsupported)?;
+                    to_value(h.call(key.clone(), p.clone()).await?)
+                }
+                InputRequest::ListRoots(p) => {
+                    let h = handlers.roots.as_ref().ok_or_else(unsupported)?;
+                    to_value(h.call(key.clone(), p.clone()).await?)
+                }
+            }?;
+            responses.insert(key.clone(), answer);
+        }
+        Ok(Some(responses))
+    }
+}
+
+fn parse_input_required(method: &str, v: Value) -> Result<InputRequiredResult, ClientError> {
+    if !may_require_input(method) {
+        // Spec: basic/patterns/mrtr.mdx#supported-requests
+        return Err(ClientError::Protocol(format!(
+            "the server answered {method} with input_required, which only tools/call, prompts/get and resources/read may get"
+        )));
+    }
+    parse_as::<InputRequiredResult>(method, v)
+}
+
+fn may_require_input(method: &str) -> bool {
+    use toolwire_proto::types::{CallToolRequest, GetPromptRequest, ReadResourceRequest};
+    [
+        (CallToolRequest::METHOD, CallToolRequest::MAY_REQUIRE_INPUT),
+        (
+            GetPromptRequest::METHOD,
+            GetPromptRequest::MAY_REQUIRE_INPUT,
+        ),
+        (
+            ReadResourceRequest::METHOD,
+            ReadResourceRequest::MAY_REQUIRE_INPUT,
+        ),
+    ]
+    .iter()
+    .any(|(m, may)| *may && *m == method)
+}
+
+fn parse_as<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ClientError> {
+    serde_json::from_value(v).map_err(|e| {
+        ClientError::Protocol(format!("malformed input_required result of {method}: {e}"))
+    })
+}
+
+fn to_value<T: Serialize>(answer: T) -> Result<Value, ClientError> {
+    serde_json::to_value(answer)
+        .map_err(|e| ClientError::Protocol(format!("an input answer does not serialise: {e}")))
+}

@@ -1,0 +1,154 @@
+//! [`RequestOptions`]: per-request progress and log callbacks, extra `_meta`,
+//! and a timeout; and [`ToolCall`], a `tools/call` with its options.
+
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use toolwire_proto::types::{
+    InputRequiredResult, InputResponses, JsonObject, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams,
+};
+
+type ProgressFn = Arc<dyn Fn(&ProgressNotificationParams) + Send + Sync>;
+type LogFn = Arc<dyn Fn(&LoggingMessageNotificationParams) + Send + Sync>;
+
+/// Options of one request. Cheap to clone.
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct RequestOptions {
+    pub(crate) progress: Option<ProgressFn>,
+    pub(crate) log: Option<(LoggingLevel, LogFn)>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("progress", &self.progress.is_some())
+            .field("log_level", &self.log.as_ref().map(|(l, _)| l))
+            .field("meta", &self.meta)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// No callbacks, no extra `_meta`, the client's default timeout.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks for progress (a fresh `progressToken` is sent) and calls `f` for
+    /// each `notifications/progress` of the request.
+    #[must_use]
+    pub fn with_progress(
+        mut self,
+        f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Asks for log messages at `level` and above
+    /// (`io.modelcontextprotocol/logLevel`) and calls `f` for each.
+    #[must_use]
+    pub fn with_log(
+        mut self,
+        level: LoggingLevel,
+        f: impl Fn(&LoggingMessageNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.log = Some((level, Arc::new(f)));
+        self
+    }
+
+    /// Adds a `_meta` member (for example `traceparent`). The protocol
+    /// members the client manages take precedence.
+    #[must_use]
+    pub fn with_meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// Overrides the client's request timeout for this request.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+/// A `tools/call`: the tool, its arguments, and (for a manual retry) the
+/// answers to an earlier `input_required` result.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ToolCall {
+    pub(crate) name: String,
+    pub(crate) arguments: Option<JsonObject>,
+    pub(crate) input_responses: Option<InputResponses>,
+    pub(crate) request_state: Option<String>,
+    pub(crate) options: RequestOptions,
+}
+
+impl ToolCall {
+    /// A call of `name` without arguments.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            arguments: None,
+            input_responses: None,
+            request_state: None,
+            options: RequestOptions::default(),
+        }
+    }
+
+    /// Sets the arguments. A value that is not a JSON object is ignored.
+    #[must_use]
+    pub fn with_arguments(mut self, arguments: Value) -> Self {
+        if let Value::Object(map) = arguments {
+            self.arguments = Some(map);
+        }
+        self
+    }
+
+    /// Sets one argument.
+    #[must_use]
+    pub fn with_argument(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.arguments
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
+        self
+    }
+
+    /// Sets the request options.
+    #[must_use]
+    pub fn with_options(mut self, options: RequestOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The retry of this call after `input_required`: the same tool and
+    /// arguments, the given answers, and the result's `requestState` echoed
+    /// exactly (and omitted when it had none).
+    ///
+    /// Spec: basic/patterns/mrtr.mdx#client-requirements-basic-workflow
+    #[must_use]
+    pub fn retry(&self, input_required: &InputRequiredResult, responses: InputResponses) -> Self {
+        Self {
+            input_responses: Some(responses),
+            request_state: input_required.request_state.clone(),
+            ..self.clone()
+        }
+    }
+
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, if any.
+    pub fn arguments(&self) -> Option<&JsonObject> {
+        self.arguments.as_ref()
+    }
+}

@@ -1,0 +1,13 @@
+//! Client tests. `fake` scripts a server over an in-process pipe (stdio
+//! framing) or behind a recording HTTP-kind transport, so the wire can be
+//! checked exactly; `server` runs the real [`Server`](crate::Server) in
+//! process.
+
+mod cache;
+mod fake;
+mod http;
+#[cfg(feature = "http")]
+mod http_socket;
+mod mrtr;
+mod server;
+mod wire;

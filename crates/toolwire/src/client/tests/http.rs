@@ -1,0 +1,138 @@
+//! The HTTP-only rules, on a recording transport: standard headers,
+//! `Mcp-Param-*` mirrors, and the `-32020` refresh-and-retry.
+
+use super::fake::{FakeHttp, error, requests, result, text_result, tools_page};
+use crate::client::{ClientBuilder, ClientError};
+use serde_json::{Value, json};
+
+fn regional() -> Value {
+    json!({"name": "regional_echo", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+        "text": {"type": "string"}
+    }}})
+}
+
+#[tokio::test]
+async fn requests_carry_the_standard_headers() {
+    let (client, log) =
+        FakeHttp::client(ClientBuilder::new(), |req| match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([regional()]), 60_000))],
+            Some("resources/read") => vec![result(req, json!({"contents": []}))],
+            Some("prompts/get") => vec![result(req, json!({"messages": []}))],
+            _ => vec![result(req, text_result("ok"))],
+        });
+    client.list_tools().await.expect("list");
+    client
+        .call_tool(
+            "regional_echo",
+            json!({"region": "us-west1", "priority": 3, "text": "hi"}),
+        )
+        .await
+        .expect("call");
+    client
+        .read_resource("file:///path/to/file%20name.txt")
+        .await
+        .expect("read");
+    client
+        .get_prompt("caf\u{e9}", Default::default())
+        .await
+        .expect("prompt");
+
+    let list = &requests(&log, "tools/list")[0]["headers"];
+    assert_eq!(list["MCP-Protocol-Version"], "2026-07-28");
+    assert_eq!(list["Mcp-Method"], "tools/list");
+    assert!(list.get("Mcp-Name").is_none());
+
+    let call = &requests(&log, "tools/call")[0]["headers"];
+    assert_eq!(call["Mcp-Method"], "tools/call");
+    assert_eq!(call["Mcp-Name"], "regional_echo");
+    assert_eq!(call["Mcp-Param-Region"], "us-west1");
+    assert_eq!(call["Mcp-Param-Priority"], "3");
+    assert!(
+        call.get("Mcp-Param-Flag").is_none(),
+        "absent values get no header"
+    );
+    assert!(call.get("Mcp-Param-Text").is_none(), "unannotated");
+
+    let read = &requests(&log, "resources/read")[0]["headers"];
+    assert_eq!(read["Mcp-Name"], "file:///path/to/file%20name.txt");
+    let prompt = &requests(&log, "prompts/get")[0]["headers"];
+    assert_eq!(prompt["Mcp-Name"], "=?base64?Y2Fmw6k=?=");
+}
+
+#[tokio::test]
+async fn values_are_encoded_and_nulls_omitted() {
+    let (client, log) =
+        FakeHttp::client(ClientBuilder::new(), |req| match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([regional()]), 60_000))],
+            _ => vec![result(req, text_result("ok"))],
+        });
+    client
+        .call_tool(
+            "regional_echo",
+            json!({"region": " padded ", "priority": null, "flag": false}),
+        )
+        .await
+        .expect("call");
+    let h = &requests(&log, "tools/call")[0]["headers"];
+    assert_eq!(h["Mcp-Param-Region"], "=?base64?IHBhZGRlZCA=?=");
+    assert_eq!(h["Mcp-Param-Flag"], "false");
+    assert!(h.get("Mcp-Param-Priority").is_none());
+}
+
+#[tokio::test]
+async fn header_mismatch_refreshes_tools_once_and_retries_once() {
+    // The first listing lacks the annotation; the server then insists on it.
+    let (client, log) = FakeHttp::client(ClientBuilder::new(), {
+        let lists = std::sync::atomic::AtomicUsize::new(0);
+        move |req| match req["method"].as_str() {
+            Some("tools/list") => {
+                let n = lists.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let tool = if n == 0 {
+                    json!({"name": "regional_echo", "inputSchema": {"type": "object"}})
+                } else {
+                    regional()
+                };
+                vec![result(req, tools_page(json!([tool]), 60_000))]
+            }
+            _ if req["headers"].get("Mcp-Param-Region").is_none() => {
+                vec![error(
+                    req,
+                    -32020,
+                    "Mcp-Param-Region header is missing",
+                    None,
+                )]
+            }
+            _ => vec![result(req, text_result("ok"))],
+        }
+    });
+    client
+        .call_tool("regional_echo", json!({"region": "eu"}))
+        .await
+        .expect("retried with the header");
+    assert_eq!(requests(&log, "tools/list").len(), 2);
+    let calls = requests(&log, "tools/call");
+    assert_eq!(calls.len(), 2);
+    assert_ne!(calls[0]["id"], calls[1]["id"]);
+}
+
+#[tokio::test]
+async fn a_second_header_mismatch_is_returned() {
+    let (client, log) =
+        FakeHttp::client(ClientBuilder::new(), |req| match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([regional()]), 60_000))],
+            _ => vec![error(req, -32020, "no", None)],
+        });
+    let err = client
+        .call_tool("regional_echo", json!({"region": "eu"}))
+        .await
+        .expect_err("gives up");
+    assert!(
+        matches!(err, ClientError::Rpc(ref e) if e.code.0 == -32020),
+        "{err}"
+    );
+    assert_eq!(requests(&log, "tools/call").len(), 2);
+    assert_eq!(requests(&log, "tools/list").len(), 2);
+}

@@ -1,0 +1,180 @@
+//! The HTTP transport against the real Streamable HTTP server on a
+//! loopback socket: JSON and SSE replies, header validation by the server,
+//! MRTR, listen, version retry, and cancellation by closing the stream.
+
+use super::server::{accept_all, server, text};
+use crate::client::{
+    ChangeNotification, Client, ClientBuilder, ClientError, RequestOptions, ToolCall,
+};
+use crate::{HttpConfig, Server, Tool};
+use serde_json::{Value, json};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use toolwire_proto::types::SubscriptionFilter;
+
+/// Serves `server` on 127.0.0.1:0 and returns the endpoint URL.
+async fn serve(server: &Server) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let srv = server.clone();
+    tokio::spawn(async move {
+        crate::serve_http_on(srv, listener, HttpConfig::new(), std::future::pending()).await
+    });
+    format!("http://{addr}/mcp")
+}
+
+async fn client(server: &Server, builder: ClientBuilder) -> Client {
+    let url = serve(server).await;
+    builder.connect_http(&url).expect("client")
+}
+
+#[tokio::test]
+async fn lists_and_calls_with_headers_the_server_accepts() {
+    let server = server(60_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    assert_eq!(c.list_tools().await.expect("list").len(), 5);
+    let r = c
+        .call_tool("echo", json!({"text": "héllo"}))
+        .await
+        .expect("echo");
+    assert_eq!(text(&r), "héllo");
+    // The server checks Mcp-Param-Region and Mcp-Param-Priority against the body.
+    for args in [
+        json!({"region": "us-west1", "priority": 7, "text": "a"}),
+        json!({"region": "Zürich ", "text": "b"}),
+        json!({"region": "=?base64?abc?=", "text": "c"}),
+    ] {
+        let r = c
+            .call_tool("regional_echo", args.clone())
+            .await
+            .expect("regional");
+        assert!(!r.is_error(), "{args}: {r:?}");
+        assert!(text(&r).ends_with(args["text"].as_str().expect("text")));
+    }
+    c.discover().await.expect("discover");
+}
+
+#[tokio::test]
+async fn progress_arrives_on_the_requests_own_stream() {
+    let server = server(60_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let call = ToolCall::new("steps")
+        .with_argument("steps", json!(3))
+        .with_options(
+            RequestOptions::new().with_progress(move |p| s.lock().expect("s").push(p.progress)),
+        );
+    let r = c.call_tool_with(call).await.expect("call");
+    assert_eq!(text(&r), "done");
+    assert_eq!(*seen.lock().expect("s"), [1.0, 2.0, 3.0]);
+}
+
+#[tokio::test]
+async fn mrtr_over_http() {
+    let server = server(60_000, Arc::default());
+    let c = client(&server, accept_all()).await;
+    let r = c
+        .call_tool("confirm", json!({"text": "ship"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), "confirmed: ship");
+}
+
+#[tokio::test]
+async fn an_unsupported_first_choice_is_negotiated_down() {
+    let server = server(60_000, Arc::default());
+    let c = client(
+        &server,
+        ClientBuilder::new().with_protocol_versions(["2099-12-31", "2026-07-28"]),
+    )
+    .await;
+    c.list_tools().await.expect("negotiated");
+    assert_eq!(c.protocol_version(), "2026-07-28");
+}
+
+#[tokio::test]
+async fn dropping_a_call_closes_its_stream_and_cancels_it() {
+    for with_progress in [false, true] {
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let server = server(60_000, Arc::clone(&cancelled));
+        let c = client(&server, ClientBuilder::new()).await;
+        let mut call = ToolCall::new("steps").with_argument("steps", json!(1000));
+        if with_progress {
+            // An SSE reply: progress is streamed before the result.
+            call = call.with_options(RequestOptions::new().with_progress(|_| {}));
+        }
+        let fut = c.call_tool_with(call);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(150), fut)
+                .await
+                .is_err()
+        );
+        for _ in 0..200 {
+            if cancelled.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(
+            cancelled.load(Ordering::SeqCst),
+            "sse={with_progress}: not cancelled"
+        );
+        let r = c
+            .call_tool("echo", json!({"text": "still"}))
+            .await
+            .expect("echo");
+        assert_eq!(text(&r), "still");
+    }
+}
+
+#[tokio::test]
+async fn listen_over_http_invalidates_the_cache() {
+    let server = server(600_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    assert_eq!(c.list_tools().await.expect("list").len(), 5);
+    let mut sub = c
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    server
+        .add_tool(
+            Tool::builder("late")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_: Value, _| async { "late" })
+                .expect("late"),
+        )
+        .expect("add");
+    let note = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(note, ChangeNotification::ToolsListChanged);
+    assert_eq!(c.list_tools().await.expect("refetched").len(), 6);
+}
+
+#[tokio::test]
+async fn errors_are_typed() {
+    let server = server(60_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    let err = c
+        .call_tool("nope", json!({}))
+        .await
+        .expect_err("unknown tool");
+    assert_eq!(err.rpc().map(|e| e.code.0), Some(-32602), "{err}");
+    let err = ClientBuilder::new()
+        .connect_http("https://localhost/mcp")
+        .expect_err("no TLS");
+    assert!(matches!(err, ClientError::InvalidUrl(_)), "{err}");
+    let dead = ClientBuilder::new()
+        .connect_http("http://127.0.0.1:9/mcp")
+        .expect("builds lazily");
+    let err = dead.list_tools().await.expect_err("nothing listens");
+    assert!(matches!(err, ClientError::Transport(_)), "{err}");
+}

@@ -1,0 +1,450 @@
+//! What goes on the wire: `_meta`, ids, version negotiation, result types,
+//! rejected tools, output schemas, notifications, cancellation, listen.
+
+use super::fake::{FakeStdio, error, plain_tool, result, text_result, tools_page};
+use crate::client::{
+    ChangeNotification, ClientBuilder, ClientError, InputError, RequestOptions, ToolCall,
+};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use toolwire_proto::types::{
+    ElicitAction, ElicitRequestParams, ElicitResult, ListRootsRequestParams, ListRootsResult,
+    LoggingLevel, SubscriptionFilter,
+};
+
+/// Answers tools/list with `tools` and tools/call with "ok".
+fn simple(tools: Value) -> impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static {
+    move |req| match req["method"].as_str() {
+        Some("tools/list") => vec![result(req, tools_page(tools.clone(), 0))],
+        Some("tools/call") => vec![result(req, text_result("ok"))],
+        _ => vec![error(req, -32601, "no", None)],
+    }
+}
+
+#[tokio::test]
+async fn every_request_carries_the_protocol_meta() {
+    let fake = FakeStdio::start(ClientBuilder::new(), simple(json!([plain_tool("t")])));
+    fake.client.list_tools().await.expect("list");
+    fake.client
+        .call_tool("t", json!({"x": 1}))
+        .await
+        .expect("call");
+    let all = fake.all();
+    assert_eq!(all.len(), 2, "{all:?}");
+    for m in &all {
+        let meta = &m["params"]["_meta"];
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientCapabilities"],
+            json!({})
+        );
+        assert_eq!(
+            meta["io.modelcontextprotocol/clientInfo"]["name"],
+            "toolwire-client"
+        );
+        assert!(meta.get("progressToken").is_none());
+    }
+    assert_ne!(all[0]["id"], all[1]["id"]);
+    assert_eq!(all[1]["params"]["arguments"], json!({"x": 1}));
+}
+
+#[tokio::test]
+async fn client_info_can_be_left_out() {
+    let fake = FakeStdio::start(
+        ClientBuilder::new().without_client_info(),
+        simple(json!([])),
+    );
+    fake.client.list_tools().await.expect("list");
+    let meta = &fake.all()[0]["params"]["_meta"];
+    assert!(
+        meta.get("io.modelcontextprotocol/clientInfo").is_none(),
+        "{meta}"
+    );
+}
+
+#[tokio::test]
+async fn capabilities_follow_the_registered_handlers() {
+    let builder = ClientBuilder::new()
+        .with_elicitation(|_k: String, _p: ElicitRequestParams| async {
+            Ok::<_, InputError>(ElicitResult {
+                action: ElicitAction::Decline,
+                content: None,
+            })
+        })
+        .with_roots(|_k: String, _p: ListRootsRequestParams| async {
+            Ok::<_, InputError>(ListRootsResult { roots: vec![] })
+        });
+    let fake = FakeStdio::start(builder, simple(json!([])));
+    fake.client.list_tools().await.expect("list");
+    assert_eq!(
+        fake.all()[0]["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {}, "roots": {}})
+    );
+}
+
+#[tokio::test]
+async fn unsupported_version_is_retried_once_with_a_supported_one() {
+    let seen = Arc::new(Mutex::new(0));
+    let counter = Arc::clone(&seen);
+    let fake = FakeStdio::start(
+        ClientBuilder::new().with_protocol_versions(["2099-01-01", "2026-07-28"]),
+        move |req| {
+            *counter.lock().expect("count") += 1;
+            let v = &req["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"];
+            if v == "2026-07-28" {
+                vec![result(req, tools_page(json!([]), 0))]
+            } else {
+                let data = json!({"supported": ["2025-11-25", "2026-07-28"], "requested": v});
+                vec![error(
+                    req,
+                    -32022,
+                    "Unsupported protocol version",
+                    Some(data),
+                )]
+            }
+        },
+    );
+    fake.client.list_tools().await.expect("retried");
+    let reqs = fake.requests("tools/list");
+    assert_eq!(reqs.len(), 2);
+    assert_ne!(reqs[0]["id"], reqs[1]["id"]);
+    assert_eq!(fake.client.protocol_version(), "2026-07-28");
+    // Later requests use the negotiated version straight away.
+    fake.client.clear_cache();
+    fake.client.list_tools().await.expect("list");
+    assert_eq!(*seen.lock().expect("count"), 3);
+}
+
+#[tokio::test]
+async fn unsupported_version_retries_only_once_and_fails_without_a_common_one() {
+    // Rejects everything, even the version it claims to support.
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        let data = json!({"supported": ["2026-07-28"], "requested": "2026-07-28"});
+        vec![error(req, -32022, "Unsupported", Some(data))]
+    });
+    let err = fake.client.list_tools().await.expect_err("fails");
+    assert_eq!(err.rpc().map(|e| e.code.0), Some(-32022), "{err}");
+    assert_eq!(fake.requests("tools/list").len(), 2);
+
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        let data = json!({"supported": ["1999-01-01"], "requested": "2026-07-28"});
+        vec![error(req, -32022, "Unsupported", Some(data))]
+    });
+    let err = fake.client.list_tools().await.expect_err("fails");
+    assert!(
+        matches!(err, ClientError::UnsupportedVersion { .. }),
+        "{err}"
+    );
+    assert_eq!(fake.requests("tools/list").len(), 1);
+}
+
+#[tokio::test]
+async fn absent_result_type_is_complete_and_an_unknown_one_is_an_error() {
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        match req["params"]["name"].as_str() {
+            Some("legacy") => vec![result(
+                req,
+                json!({"content": [{"type": "text", "text": "old"}]}),
+            )],
+            Some("weird") => vec![result(req, json!({"resultType": "partial", "content": []}))],
+            _ => vec![result(
+                req,
+                tools_page(json!([plain_tool("legacy"), plain_tool("weird")]), 0),
+            )],
+        }
+    });
+    let r = fake
+        .client
+        .call_tool("legacy", Value::Null)
+        .await
+        .expect("complete");
+    assert_eq!(r.content.len(), 1);
+    let err = fake
+        .client
+        .call_tool("weird", Value::Null)
+        .await
+        .expect_err("unknown");
+    assert!(
+        matches!(err, ClientError::UnknownResultType(ref t) if t == "partial"),
+        "{err}"
+    );
+    assert_eq!(fake.requests("tools/call").len(), 2, "no retries");
+}
+
+#[tokio::test]
+async fn tools_with_invalid_headers_are_dropped_and_never_called() {
+    let tools = json!([
+        {"name": "valid_tool", "inputSchema": {"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"}}}},
+        {"name": "bad_space", "inputSchema": {"type": "object", "properties": {
+            "v": {"type": "string", "x-mcp-header": "My Region"}}}},
+        {"name": "bad_dup", "inputSchema": {"type": "object", "properties": {
+            "a": {"type": "string", "x-mcp-header": "X"}, "b": {"type": "string", "x-mcp-header": "x"}}}},
+        {"name": "bad_object", "inputSchema": {"type": "object", "properties": {
+            "o": {"type": "object", "x-mcp-header": "O"}}}},
+        {"name": "malformed"}
+    ]);
+    let fake = FakeStdio::start(ClientBuilder::new(), simple(tools));
+    let names: Vec<String> = fake
+        .client
+        .list_tools()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["valid_tool"]);
+    for bad in ["bad_space", "bad_dup", "bad_object"] {
+        let err = fake
+            .client
+            .call_tool(bad, json!({}))
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(err, ClientError::InvalidTool { ref name, .. } if name == bad),
+            "{err}"
+        );
+    }
+    fake.client
+        .call_tool("valid_tool", json!({"region": "eu"}))
+        .await
+        .expect("valid tool is callable");
+    let called: Vec<Value> = fake
+        .requests("tools/call")
+        .iter()
+        .map(|r| r["params"]["name"].clone())
+        .collect();
+    assert_eq!(called, [json!("valid_tool")]);
+}
+
+#[tokio::test]
+async fn structured_content_is_checked_against_the_output_schema() {
+    let tools = json!([
+        {"name": "typed", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}},
+        {"name": "remote", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"p": {"$ref": "http://127.0.0.1:9/never.json"}}}}
+    ]);
+    let fake = FakeStdio::start(ClientBuilder::new(), move |req| {
+        let out = req["params"]["arguments"]["out"].clone();
+        match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(tools.clone(), 0))],
+            _ if out == "missing" => vec![result(req, json!({"content": []}))],
+            _ if out == "error" => vec![result(req, json!({"content": [], "isError": true}))],
+            _ => vec![result(
+                req,
+                json!({"content": [], "structuredContent": out}),
+            )],
+        }
+    });
+    let c = &fake.client;
+    c.call_tool("typed", json!({"out": {"n": 1}}))
+        .await
+        .expect("valid");
+    c.call_tool("typed", json!({"out": "error"}))
+        .await
+        .expect("isError skips the check");
+    for bad in [json!({"n": "x"}), json!({}), json!("missing")] {
+        let err = c
+            .call_tool("typed", json!({"out": bad}))
+            .await
+            .expect_err("invalid");
+        assert!(matches!(err, ClientError::OutputSchema { .. }), "{err}");
+    }
+    // A network $ref is never fetched, so the schema cannot be used.
+    let err = c
+        .call_tool("remote", json!({"out": {"p": 1}}))
+        .await
+        .expect_err("rejected");
+    let ClientError::OutputSchema { message, .. } = err else {
+        panic!("expected an output schema error")
+    };
+    assert!(message.contains("cannot be used"), "{message}");
+}
+
+#[tokio::test]
+async fn progress_and_logs_of_a_request_reach_its_callbacks() {
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        let token = req["params"]["_meta"]["progressToken"].clone();
+        if req["method"] == "tools/list" {
+            return vec![result(req, tools_page(json!([plain_tool("t")]), 0))];
+        }
+        vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": token, "progress": 1, "total": 2}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/progress",
+                   "params": {"progressToken": "someone-else", "progress": 9}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "data": "hello"}}),
+            result(req, text_result("done")),
+        ]
+    });
+    let progress = Arc::new(Mutex::new(Vec::new()));
+    let logs = Arc::new(Mutex::new(Vec::new()));
+    let (p, l) = (Arc::clone(&progress), Arc::clone(&logs));
+    let options = RequestOptions::new()
+        .with_progress(move |n| p.lock().expect("p").push(n.progress))
+        .with_log(LoggingLevel::Debug, move |m| {
+            l.lock().expect("l").push(m.data.clone())
+        });
+    fake.client
+        .call_tool_with(ToolCall::new("t").with_options(options))
+        .await
+        .expect("call");
+    assert_eq!(*progress.lock().expect("p"), [1.0]);
+    assert_eq!(*logs.lock().expect("l"), [json!("hello")]);
+    let call = &fake.requests("tools/call")[0];
+    assert!(call["params"]["_meta"]["progressToken"].is_string());
+    assert_eq!(
+        call["params"]["_meta"]["io.modelcontextprotocol/logLevel"],
+        "debug"
+    );
+}
+
+#[tokio::test]
+async fn dropping_a_call_sends_cancelled_on_stdio() {
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        if req["method"] == "tools/list" {
+            vec![result(req, tools_page(json!([plain_tool("slow")]), 60_000))]
+        } else {
+            Vec::new() // never answers
+        }
+    });
+    fake.client.list_tools().await.expect("list");
+    let call = fake.client.call_tool("slow", json!({}));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(100), call)
+            .await
+            .is_err()
+    );
+    let call_id = fake.requests("tools/call")[0]["id"].clone();
+    let mut cancelled = None;
+    for _ in 0..50 {
+        cancelled = fake
+            .all()
+            .into_iter()
+            .find(|m| m["method"] == "notifications/cancelled");
+        if cancelled.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let cancelled = cancelled.expect("notifications/cancelled sent");
+    assert_eq!(cancelled["params"]["requestId"], call_id);
+    assert!(cancelled.get("id").is_none());
+}
+
+#[tokio::test]
+async fn request_timeout_cancels_the_request() {
+    let fake = FakeStdio::start(
+        ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(50))),
+        |_req| Vec::new(),
+    );
+    let err = fake.client.discover().await.expect_err("times out");
+    assert!(matches!(err, ClientError::Timeout(_)), "{err}");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        fake.all()
+            .iter()
+            .any(|m| m["method"] == "notifications/cancelled")
+    );
+}
+
+#[tokio::test]
+async fn listen_yields_typed_notifications_and_invalidates_the_cache() {
+    let lists = Arc::new(Mutex::new(0));
+    let count = Arc::clone(&lists);
+    let fake = FakeStdio::start(ClientBuilder::new(), move |req| {
+        match req["method"].as_str() {
+            Some("tools/list") => {
+                *count.lock().expect("count") += 1;
+                vec![result(req, tools_page(json!([]), 60_000))]
+            }
+            Some("subscriptions/listen") => vec![json!({
+                "jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": req["id"]},
+                           "notifications": {"toolsListChanged": true}}
+            })],
+            _ => Vec::new(),
+        }
+    });
+    let c = &fake.client;
+    c.list_tools().await.expect("list");
+    c.list_tools().await.expect("cached");
+    assert_eq!(*lists.lock().expect("count"), 1);
+
+    let filter = SubscriptionFilter {
+        tools_list_changed: Some(true),
+        prompts_list_changed: Some(true),
+        ..SubscriptionFilter::default()
+    };
+    let mut sub = c.listen(filter).await.expect("listen");
+    assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
+    assert_eq!(sub.acknowledged().prompts_list_changed, None);
+    let sub_id = fake.requests("subscriptions/listen")[0]["id"].clone();
+    assert_eq!(serde_json::to_value(sub.id()).expect("id"), sub_id);
+    let note = |method: &str, extra: Value| {
+        let mut params = json!({"_meta": {"io.modelcontextprotocol/subscriptionId": sub_id}});
+        if let (Some(p), Some(e)) = (params.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        json!({"jsonrpc": "2.0", "method": method, "params": params})
+    };
+    fake.inject
+        .send(note("notifications/tools/list_changed", json!({})))
+        .expect("inject");
+    fake.inject
+        .send(note(
+            "notifications/resources/updated",
+            json!({"uri": "file:///x"}),
+        ))
+        .expect("inject");
+    assert_eq!(
+        sub.next().await.expect("note").expect("ok"),
+        ChangeNotification::ToolsListChanged
+    );
+    assert_eq!(
+        sub.next().await.expect("note").expect("ok"),
+        ChangeNotification::ResourceUpdated {
+            uri: "file:///x".into()
+        }
+    );
+    c.list_tools().await.expect("refetched");
+    assert_eq!(*lists.lock().expect("count"), 2);
+
+    // Dropping the subscription cancels it.
+    drop(sub);
+    let mut cancelled = false;
+    for _ in 0..50 {
+        cancelled = fake.all().iter().any(|m| {
+            m["method"] == "notifications/cancelled" && m["params"]["requestId"] == sub_id
+        });
+        if cancelled {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(cancelled, "{:?}", fake.all());
+}
+
+#[tokio::test]
+async fn a_graceful_close_ends_the_subscription() {
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        let sub = json!({"io.modelcontextprotocol/subscriptionId": req["id"]});
+        vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                   "params": {"_meta": sub, "notifications": {}}}),
+            result(req, json!({"resultType": "complete", "_meta": sub})),
+        ]
+    });
+    let mut sub = fake
+        .client
+        .listen(SubscriptionFilter::default())
+        .await
+        .expect("listen");
+    assert!(sub.next().await.is_none());
+}

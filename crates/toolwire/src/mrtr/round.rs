@@ -1,0 +1,208 @@
+//! The server side of one MRTR round, shared by `tools/call`, `prompts/get`
+//! and `resources/read`: before the handler runs, check `inputResponses` and
+//! open `requestState` ([`Server::begin_round`]); after, turn an
+//! [`InputRequired`] into the `input_required` result
+//! ([`Server::input_required`]).
+//!
+//! A method handler uses it like this:
+//!
+//! ```text
+//! let (round, input) = self.begin_round::<GetPromptRequest>(&mut p, &name, &args)?;
+//! let cx = RequestContext::new(..).with_round(input);
+//! match handler(args, cx).await {
+//!     Ok(Outcome::InputRequired(ir)) => self.input_required(round, ir),
+//!     ..
+//! }
+//! ```
+//!
+//! `begin_round` refuses, at compile time, a method whose
+//! `RequestMethod::MAY_REQUIRE_INPUT` is false, and [`Mrtr`] can only be made
+//! by it, so no other method can answer `input_required`.
+
+use super::seal::{self, Binding};
+use super::{InputRequired, gate};
+use crate::server::{Prepared, Reply, Server};
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::time::SystemTime;
+use toolwire_proto::types::{
+    ClientCapabilities, InputRequests, InputRequiredResult, InputResponses, RequestMeta,
+    RequestMethod, ResultType,
+};
+use toolwire_proto::{ErrorObject, RequestId};
+
+/// What a retry brought, for the handler's [`RequestContext`](crate::RequestContext).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RoundInput {
+    /// This attempt's round: 1 for a first attempt, one more than the round
+    /// that sealed the echoed state otherwise.
+    pub(crate) round: u32,
+    /// `inputResponses`, when the request carried them.
+    pub(crate) responses: Option<InputResponses>,
+    /// The handler's unsealed state; `null` when there was none.
+    pub(crate) state: Value,
+}
+
+/// A request that may answer `input_required`, between [`Server::begin_round`]
+/// and [`Server::input_required`].
+#[derive(Debug)]
+pub(crate) struct Mrtr {
+    id: RequestId,
+    meta: Arc<RequestMeta>,
+    binding: Binding,
+    round: u32,
+}
+
+static NO_CAPABILITIES: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
+
+impl Server {
+    /// Reads the MRTR members of a request to `M` whose target (tool or
+    /// prompt name, resource URI) is `target`: `inputResponses` must be an
+    /// object (`-32602`), and an echoed `requestState` must open under this
+    /// server's keys and be bound to this method, target, arguments and
+    /// principal (`-32602` otherwise, never a new prompt).
+    ///
+    /// Takes `inputResponses` and `requestState` out of `p`.
+    pub(crate) fn begin_round<M: RequestMethod>(
+        &self,
+        p: &mut Prepared,
+        target: &str,
+        arguments: &Value,
+    ) -> Result<(Mrtr, RoundInput), Reply> {
+        const {
+            assert!(
+                M::MAY_REQUIRE_INPUT,
+                "only tools/call, prompts/get and resources/read may answer input_required"
+            );
+        }
+        let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
+        // Spec: basic/patterns/mrtr.mdx#error-handling — a malformed
+        // InputResponses is a protocol error.
+        let responses = match p.params.input_responses.take() {
+            None => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) => {
+                return Err(Reply::error(
+                    Some(&p.id),
+                    &ErrorObject::invalid_params(
+                        "inputResponses must be an object keyed like the inputRequests it answers",
+                    ),
+                ));
+            }
+        };
+        let (round, state) = match p.params.request_state.take() {
+            None => (1, Value::Null),
+            Some(sealed) => {
+                let Some(keys) = self.state_keys() else {
+                    return Err(no_keys(&p.id));
+                };
+                match seal::open(keys, &binding, &sealed, SystemTime::now()) {
+                    Ok(opened) => (opened.round.saturating_add(1), opened.state),
+                    Err(why) => {
+                        tracing::debug!(method = M::METHOD, target, "requestState refused: {why}");
+                        // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
+                        // — reject state that fails verification; never re-prompt.
+                        return Err(Reply::error(
+                            Some(&p.id),
+                            &ErrorObject::invalid_params(format!(
+                                "requestState failed verification: {why}"
+                            )),
+                        ));
+                    }
+                }
+            }
+        };
+        let mrtr = Mrtr {
+            id: p.id.clone(),
+            meta: Arc::clone(&p.meta),
+            binding,
+            round,
+        };
+        Ok((
+            mrtr,
+            RoundInput {
+                round,
+                responses,
+                state,
+            },
+        ))
+    }
+
+    /// The `input_required` answer: input requests the client can answer,
+    /// and the sealed state. `-32021` if a required request needs a
+    /// capability the client lacks, or if every request had to be dropped.
+    pub(crate) fn input_required(&self, m: Mrtr, ir: InputRequired) -> Reply {
+        if let Some(why) = ir.error {
+            tracing::error!("a handler built an invalid input_required: {why}");
+            return Reply::error(
+                Some(&m.id),
+                &ErrorObject::internal("the server built an invalid input request"),
+            );
+        }
+        let caps = m
+            .meta
+            .client_capabilities
+            .as_ref()
+            .unwrap_or_else(|| NO_CAPABILITIES.get_or_init(ClientCapabilities::default));
+        let mut requests = InputRequests::new();
+        let mut missing = Map::new();
+        let mut dropped = Map::new();
+        for (key, pending) in ir.requests {
+            // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
+            // — never send an input request the client has not declared.
+            if gate::supports(caps, &pending.request) {
+                requests.insert(key, pending.request);
+            } else if pending.optional {
+                gate::add_needed(&mut dropped, &pending.request);
+            } else {
+                gate::add_needed(&mut missing, &pending.request);
+            }
+        }
+        if !missing.is_empty() {
+            return Reply::error(Some(&m.id), &gate::missing_error(missing));
+        }
+        if requests.is_empty() && !dropped.is_empty() {
+            return Reply::error(Some(&m.id), &gate::missing_error(dropped));
+        }
+        let Some(keys) = self.state_keys() else {
+            return no_keys(&m.id);
+        };
+        let state = ir.state.unwrap_or(Value::Null);
+        let ttl = self.inner.config.state_ttl;
+        // The state is always sealed, even when the handler keeps none: it
+        // carries the round and binds the retry to this request.
+        let sealed = match seal::seal(keys, &m.binding, m.round, &state, ttl, SystemTime::now()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::error!("sealing requestState failed: {e}");
+                return Reply::error(
+                    Some(&m.id),
+                    &ErrorObject::internal("could not seal requestState"),
+                );
+            }
+        };
+        let result = InputRequiredResult {
+            result_type: ResultType::InputRequired,
+            input_requests: (!requests.is_empty()).then_some(requests),
+            request_state: Some(sealed),
+            meta: Some(self.result_meta()),
+        };
+        Reply::result(&m.id, &result)
+    }
+
+    /// The configured keyring, or the process's random one.
+    fn state_keys(&self) -> Option<&seal::StateKeys> {
+        self.inner
+            .config
+            .state_keys
+            .as_ref()
+            .or_else(|| seal::process_keys())
+    }
+}
+
+fn no_keys(id: &RequestId) -> Reply {
+    Reply::error(
+        Some(id),
+        &ErrorObject::internal("no key is available for requestState"),
+    )
+}

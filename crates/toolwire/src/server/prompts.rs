@@ -1,0 +1,341 @@
+//! `prompts/list` and `prompts/get`, and the prompt registry's side of
+//! [`Server`].
+
+use super::dispatch::{Prepared, Reply};
+use super::{Server, paging};
+use crate::bus::ListChanged;
+use crate::context::{Outbound, RequestContext};
+use crate::prompt::{Prompt, PromptProblem, PromptResult};
+use crate::registry::Named;
+use crate::tool::RegistrationError;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::ErrorObject;
+use toolwire_proto::meta::SERVER_INFO_KEY;
+use toolwire_proto::types::{GetPromptRequest, ListPromptsResult, ResultType};
+
+impl Named for Prompt {
+    fn name(&self) -> &str {
+        self.name()
+    }
+}
+
+impl Server {
+    /// Registers a prompt, failing if the name is taken. Publishes
+    /// [`ListChanged::Prompts`].
+    pub fn add_prompt(&self, prompt: Prompt) -> Result<(), RegistrationError> {
+        let name = prompt.name().to_owned();
+        if !self.inner.prompts.insert(prompt) {
+            return Err(RegistrationError::Prompt {
+                name,
+                problem: PromptProblem::AlreadyRegistered,
+            });
+        }
+        self.publish(ListChanged::Prompts.into());
+        Ok(())
+    }
+
+    /// Builder-style [`add_prompt`](Self::add_prompt).
+    pub fn with_prompt(self, prompt: Prompt) -> Result<Self, RegistrationError> {
+        self.add_prompt(prompt)?;
+        Ok(self)
+    }
+
+    /// Removes a prompt; `true` if it existed. Publishes
+    /// [`ListChanged::Prompts`].
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.prompts.remove(name);
+        if removed {
+            self.publish(ListChanged::Prompts.into());
+        }
+        removed
+    }
+
+    /// Names of the registered prompts, in order.
+    pub fn prompt_names(&self) -> Vec<String> {
+        self.inner
+            .prompts
+            .snapshot()
+            .items()
+            .iter()
+            .map(|p| p.name().to_owned())
+            .collect()
+    }
+
+    /// A registered prompt by name.
+    pub fn prompt(&self, name: &str) -> Option<Prompt> {
+        self.inner.prompts.snapshot().get(name).cloned()
+    }
+
+    pub(crate) fn list_prompts(&self, p: &Prepared) -> Reply {
+        let c = &self.inner.config;
+        let snapshot = self.inner.prompts.snapshot();
+        paging::list_page(
+            &p.id,
+            &snapshot,
+            c.page_size,
+            p.params.cursor.as_deref(),
+            |items, next_cursor| {
+                paging::to_raw(&ListPromptsResult {
+                    result_type: ResultType::Complete,
+                    prompts: items.iter().map(|p| p.definition().clone()).collect(),
+                    next_cursor,
+                    ttl_ms: c.ttl_ms,
+                    cache_scope: c.cache_scope,
+                    meta: Some(self.result_meta()),
+                })
+            },
+        )
+    }
+
+    pub(crate) async fn get_prompt(
+        &self,
+        mut p: Prepared,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Reply {
+        let id = p.id.clone();
+        let Some(name) = p.params.name.take() else {
+            return Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params("prompts/get needs params.name"),
+            );
+        };
+        // Spec: server/prompts.mdx#error-handling — an invalid prompt name
+        // is -32602.
+        let Some(prompt) = self.prompt(&name) else {
+            return Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params(format!("unknown prompt: {name}"))
+                    .with_data(json!({ "name": name })),
+            );
+        };
+        let given = p.params.arguments.take();
+        // A retry's state is checked before anything runs, bound to the
+        // arguments as sent.
+        let bound = given.clone().unwrap_or_else(|| Value::Object(Map::new()));
+        let (round, input) = match self.begin_round::<GetPromptRequest>(&mut p, &name, &bound) {
+            Ok(r) => r,
+            Err(reply) => return reply,
+        };
+        let args = match prompt.check_arguments(given.as_ref()) {
+            Ok(args) => args,
+            Err(e) => return Reply::error(Some(&id), &e),
+        };
+        let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
+            .with_principal(p.principal)
+            .with_round(input);
+        let outcome = (prompt.inner.handler)(args, cx.clone()).await;
+        cx.finish();
+        match outcome {
+            Ok(PromptResult::InputRequired(ir)) => self.input_required(round, ir),
+            Ok(PromptResult::Complete(mut result)) => {
+                result.result_type = ResultType::Complete;
+                let meta = result.meta.get_or_insert_with(Map::new);
+                meta.entry(SERVER_INFO_KEY)
+                    .or_insert_with(|| self.inner.server_info.clone());
+                Reply::result(&id, &result)
+            }
+            Err(e) => Reply::error(Some(&id), &e.into_error_object()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prompt::{PromptArguments, PromptError, PromptResult};
+    use crate::server::completion::support::{call, call_with};
+    use crate::{InputRequired, Prompt, RegistrationError, Server, ServerConfig};
+    use serde_json::{Value, json};
+    use toolwire_proto::types::{GetPromptResult, PromptMessage, Role};
+
+    fn server() -> Server {
+        let s = Server::new(ServerConfig::new("t", "1").with_page_size(2));
+        for name in ["a", "b", "c"] {
+            s.add_prompt(
+                Prompt::builder(name)
+                    .description(format!("prompt {name}"))
+                    .handler(|_: PromptArguments, _| async { "hi" })
+                    .expect("valid"),
+            )
+            .expect("new");
+        }
+        s.add_prompt(
+            Prompt::builder("args")
+                .description("with arguments")
+                .required_argument("arg1", "first")
+                .optional_argument("arg2", "second")
+                .handler(|a: PromptArguments, _| async move {
+                    format!(
+                        "arg1={} arg2={}",
+                        a["arg1"],
+                        a.get("arg2").map_or("-", String::as_str)
+                    )
+                })
+                .expect("valid"),
+        )
+        .expect("new");
+        s
+    }
+
+    #[tokio::test]
+    async fn list_pages_through_prompts_in_order() {
+        let s = server();
+        let first = call(&s, "prompts/list", json!({})).await;
+        let r = &first["result"];
+        assert_eq!(r["resultType"], "complete");
+        assert!(r["ttlMs"].is_u64());
+        assert_eq!(r["cacheScope"], "public");
+        assert_eq!(
+            r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "t"
+        );
+        let names = |r: &Value| -> Vec<String> {
+            r["prompts"]
+                .as_array()
+                .expect("prompts")
+                .iter()
+                .map(|p| p["name"].as_str().expect("name").to_owned())
+                .collect()
+        };
+        assert_eq!(names(r), ["a", "b"]);
+        let cursor = r["nextCursor"].as_str().expect("more pages");
+        let second = call(&s, "prompts/list", json!({"cursor": cursor})).await;
+        assert_eq!(names(&second["result"]), ["c", "args"]);
+        assert!(second["result"].get("nextCursor").is_none());
+        assert_eq!(
+            second["result"]["prompts"][1]["arguments"],
+            json!([
+                {"name": "arg1", "description": "first", "required": true},
+                {"name": "arg2", "description": "second", "required": false}
+            ])
+        );
+        let bad = call(&s, "prompts/list", json!({"cursor": "garbage"})).await;
+        assert_eq!(bad["error"]["code"], -32602);
+    }
+
+    #[tokio::test]
+    async fn get_renders_with_arguments() {
+        let s = server();
+        let r = call(
+            &s,
+            "prompts/get",
+            json!({"name": "args", "arguments": {"arg1": "x"}}),
+        )
+        .await;
+        assert_eq!(
+            r["result"]["messages"],
+            json!([{"role": "user", "content": {"type": "text", "text": "arg1=x arg2=-"}}])
+        );
+        assert_eq!(r["result"]["resultType"], "complete");
+        assert_eq!(
+            r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+            "t"
+        );
+        assert!(
+            r["result"].get("ttlMs").is_none(),
+            "prompts/get is not cacheable"
+        );
+    }
+
+    #[tokio::test]
+    async fn get_missing_required_argument_is_invalid_params() {
+        let s = server();
+        let r = call(&s, "prompts/get", json!({"name": "args"})).await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+        assert_eq!(r["error"]["data"], json!({"missing": ["arg1"]}));
+        assert_eq!(r["id"], 1);
+        let r = call(
+            &s,
+            "prompts/get",
+            json!({"name": "args", "arguments": {"arg1": "x", "nope": "y"}}),
+        )
+        .await;
+        assert_eq!(r["error"]["code"], -32602, "{r}");
+    }
+
+    #[tokio::test]
+    async fn get_unknown_prompt_is_invalid_params() {
+        let r = call(&server(), "prompts/get", json!({"name": "zzz"})).await;
+        assert_eq!(r["error"]["code"], -32602);
+        assert_eq!(r["error"]["data"], json!({"name": "zzz"}));
+        let r = call(&server(), "prompts/get", json!({})).await;
+        assert_eq!(r["error"]["code"], -32602);
+    }
+
+    #[tokio::test]
+    async fn duplicate_and_removed_prompts() {
+        let s = server();
+        let dup = s.add_prompt(
+            Prompt::builder("a")
+                .handler(|_: PromptArguments, _| async { "x" })
+                .expect("valid"),
+        );
+        assert!(matches!(dup, Err(RegistrationError::Prompt { .. })));
+        assert!(s.remove_prompt("a"));
+        assert!(!s.remove_prompt("a"));
+        assert_eq!(s.prompt_names(), ["b", "c", "args"]);
+        let r = call(&s, "prompts/get", json!({"name": "a"})).await;
+        assert_eq!(r["error"]["code"], -32602);
+    }
+
+    #[tokio::test]
+    async fn handler_errors_and_input_required() {
+        let s = Server::new(ServerConfig::new("t", "1"));
+        s.add_prompt(
+            Prompt::builder("fails")
+                .handler(|_: PromptArguments, _| async {
+                    Err::<String, _>(PromptError::internal("boom"))
+                })
+                .expect("valid"),
+        )
+        .expect("new");
+        s.add_prompt(
+            Prompt::builder("asks")
+                .handler(|_: PromptArguments, cx: crate::RequestContext| async move {
+                    match cx.input::<crate::ElicitAnswer<Ctx>>("ctx")? {
+                        Some(crate::ElicitAnswer::Accept(c)) => {
+                            Ok(PromptResult::Complete(GetPromptResult::new(vec![
+                                PromptMessage::text(Role::User, c.context),
+                            ])))
+                        }
+                        _ => Ok::<_, PromptError>(PromptResult::InputRequired(
+                            InputRequired::new().elicit::<Ctx>("ctx", "Context?"),
+                        )),
+                    }
+                })
+                .expect("valid"),
+        )
+        .expect("new");
+        let r = call(&s, "prompts/get", json!({"name": "fails"})).await;
+        assert_eq!(r["error"]["code"], -32603);
+
+        let caps = json!({"elicitation": {}});
+        let r1 = call_with(&s, "prompts/get", json!({"name": "asks"}), caps.clone()).await;
+        assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+        assert_eq!(
+            r1["result"]["inputRequests"]["ctx"]["method"],
+            "elicitation/create"
+        );
+        assert!(r1["result"].get("ttlMs").is_none());
+        let state = r1["result"]["requestState"].clone();
+        let r2 = call_with(
+            &s,
+            "prompts/get",
+            json!({
+                "name": "asks",
+                "inputResponses": {"ctx": {"action": "accept", "content": {"context": "abc"}}},
+                "requestState": state,
+            }),
+            caps,
+        )
+        .await;
+        assert_eq!(r2["result"]["resultType"], "complete", "{r2}");
+        assert_eq!(r2["result"]["messages"][0]["content"]["text"], "abc");
+    }
+
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Ctx {
+        context: String,
+    }
+}

@@ -1,0 +1,241 @@
+//! The Streamable HTTP transport (2026-07-28): one POST endpoint, a JSON or
+//! request-scoped SSE response per request, no sessions.
+//!
+//! [`HttpService`] is a `tower::Service` (and a `hyper` service) to mount in
+//! axum or hyper; [`serve_http`] and [`serve_http_on`] run it on a socket
+//! with graceful shutdown. [`HttpConfig`] holds the limits and allow-lists.
+//!
+//! [`HttpService`] documents the checks, the status codes and the response
+//! modes.
+//!
+//! Spec: basic/transports/streamable-http.mdx
+
+mod body;
+mod config;
+mod handle;
+mod listen;
+mod negotiate;
+mod origin;
+mod read;
+mod serve;
+mod validate;
+
+pub use body::HttpBody;
+pub use config::HttpConfig;
+pub use serve::{serve_http, serve_http_on};
+
+use crate::server::Server;
+use http_body::Body;
+use origin::OriginPolicy;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::Semaphore;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The longest timeout or interval used: a year is "never" in practice.
+const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// The Streamable HTTP endpoint as a service. Cheap to clone; clones share
+/// the server, the configuration and the concurrency limit.
+///
+/// A request passes these checks, in order:
+///
+/// | check | failure |
+/// |---|---|
+/// | path | `404`, empty body |
+/// | `Host` and `Origin` allow-lists | `403` |
+/// | method is `POST` | `405` with `Allow: POST` |
+/// | `Accept` lists `application/json` and `text/event-stream` | `406` |
+/// | `Content-Type` is `application/json` | `415` |
+/// | concurrent-request limit | `503` with `Retry-After: 1` |
+/// | body size (declared, then read) / body read time | `413` / `408` |
+/// | JSON nesting depth, then parsing | `400` with `-32700` or `-32600` |
+/// | a notification | `202`, empty body |
+/// | a response (clients must not send them) | `400` with `-32600` |
+/// | `_meta` members | `400` with `-32602` |
+/// | `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | `400` with `-32020` |
+/// | then the server pipeline: version, method, handler | see [status mapping](#status-mapping) |
+///
+/// Error bodies are JSON-RPC error responses; they echo the request id when
+/// the body was read far enough to know it, and have no `id` member
+/// otherwise.
+///
+/// # Status mapping
+///
+/// `-32700`, `-32600`, `-32602`, `-32020`, `-32021` and `-32022` are sent
+/// with `400 Bad Request`, `-32601` with `404 Not Found`, any other error
+/// code (such as `-32603`) with `500 Internal Server Error`, and results with
+/// `200 OK`. A request that exceeds [`HttpConfig::request_timeout`] before
+/// anything was sent gets `504 Gateway Timeout` with `-32603`; a handler
+/// that panics gets `500` with `-32603` (the connection survives).
+///
+/// # Response mode
+///
+/// A response is one `application/json` message unless the handler emits a
+/// notification for the request (progress, or a log message at an enabled
+/// level) before its result. Then it is a `text/event-stream`: each event is
+/// one `data:` line of compact JSON, notifications as they come, the final
+/// response last, then the stream ends. No request is ever sent on a stream.
+///
+/// `subscriptions/listen` is always a long-lived `text/event-stream`: the
+/// acknowledgment, then the requested change notifications, with `:`
+/// keep-alive comments while idle, until the client disconnects or the
+/// server shuts down (the closing result is then the last event). Listen
+/// streams are bounded by [`ServerConfig::max_listeners`](crate::ServerConfig),
+/// not by the request limit or the request timeout.
+///
+/// `Mcp-Session-Id` and `Last-Event-ID` are ignored: no session is minted
+/// and streams are not resumable.
+///
+/// # Cancellation
+///
+/// A request runs inside its HTTP exchange: no task is spawned for it. When
+/// the client closes the connection, the exchange is dropped, the request's
+/// cancellation token fires and then its handler is dropped.
+///
+/// Spec: basic/transports/streamable-http.mdx
+///
+/// # Example
+///
+/// ```no_run
+/// use toolwire::{HttpConfig, HttpService, Server, ServerConfig};
+///
+/// let server = Server::new(ServerConfig::new("demo", "1.0.0"));
+/// // Mount in any tower-based router, e.g. axum's `Router::route_service("/mcp", svc)`.
+/// let svc = HttpService::new(server, HttpConfig::new().with_path("/mcp"));
+/// # drop(svc);
+/// ```
+#[derive(Clone)]
+pub struct HttpService {
+    server: Server,
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    config: HttpConfig,
+    policy: OriginPolicy,
+    limiter: Option<Arc<Semaphore>>,
+}
+
+impl fmt::Debug for HttpService {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpService")
+            .field("server", &self.server)
+            .field("config", &self.shared.config)
+            .finish()
+    }
+}
+
+impl HttpService {
+    /// Serves `server` with `config`.
+    pub fn new(server: Server, mut config: HttpConfig) -> Self {
+        // Deadlines are computed as `now + duration`; keep that addition
+        // from overflowing whatever the configuration says.
+        let cap = |d: Duration| d.min(MAX_DURATION);
+        config.request_timeout = config.request_timeout.map(cap);
+        config.read_timeout = cap(config.read_timeout).max(Duration::from_millis(1));
+        config.sse_keep_alive = config
+            .sse_keep_alive
+            .map(|d| cap(d).max(Duration::from_millis(1)));
+        config.shutdown_grace = cap(config.shutdown_grace);
+        let policy = OriginPolicy::new(
+            config.allowed_hosts.as_deref(),
+            config.allowed_origins.as_deref(),
+        );
+        let limiter = config
+            .max_concurrent_requests
+            .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
+        Self {
+            server,
+            shared: Arc::new(Shared {
+                config,
+                policy,
+                limiter,
+            }),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &HttpConfig {
+        &self.shared.config
+    }
+
+    /// The server behind the endpoint.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    fn respond<B>(&self, req: http::Request<B>) -> HttpResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let this = self.clone();
+        HttpResponseFuture {
+            inner: Box::pin(this.handle(req)),
+        }
+    }
+}
+
+/// The future of one [`HttpService`] response. It never fails: every
+/// problem is an HTTP response.
+pub struct HttpResponseFuture {
+    inner: Pin<Box<dyn Future<Output = http::Response<HttpBody>> + Send>>,
+}
+
+impl fmt::Debug for HttpResponseFuture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpResponseFuture").finish_non_exhaustive()
+    }
+}
+
+impl Future for HttpResponseFuture {
+    type Output = Result<http::Response<HttpBody>, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.inner.as_mut().poll(cx).map(Ok)
+    }
+}
+
+impl<B> tower_service::Service<http::Request<B>> for HttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = http::Response<HttpBody>;
+    type Error = Infallible;
+    type Future = HttpResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // The concurrency limit answers 503 rather than applying
+        // backpressure, so the service is always ready.
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> HttpResponseFuture {
+        self.respond(req)
+    }
+}
+
+impl<B> hyper::service::Service<http::Request<B>> for HttpService
+where
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+{
+    type Response = http::Response<HttpBody>;
+    type Error = Infallible;
+    type Future = HttpResponseFuture;
+
+    fn call(&self, req: http::Request<B>) -> HttpResponseFuture {
+        self.respond(req)
+    }
+}

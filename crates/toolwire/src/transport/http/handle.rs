@@ -1,0 +1,503 @@
+//! One HTTP exchange: the transport checks, body reading and parsing, header
+//! validation, then the server pipeline polled inline, answered as JSON or
+//! as an SSE stream.
+
+use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
+use super::listen::ListenStream;
+use super::negotiate::{accepts_json_and_sse, is_json_content_type};
+use super::origin::Refusal;
+use super::read::{ReadError, nests_deeper_than, read_limited};
+use super::validate::check_metadata_headers;
+use super::{BoxError, HttpService};
+use crate::server::{Prepared, Reply, Server};
+use bytes::{Bytes, BytesMut};
+use futures_util::FutureExt as _;
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::Body;
+use serde::Serialize;
+use std::future::poll_fn;
+use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::task::Poll;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::types::{RequestMethod, SubscriptionsListenRequest};
+use toolwire_proto::{ErrorCode, ErrorObject, Message, RequestId, encode_error};
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+
+/// The HTTP status for a JSON-RPC reply.
+///
+/// Spec: basic/transports/streamable-http.mdx#protocol-version-header and
+/// #server-validation (400 for version, capability and header errors; 404
+/// for unknown methods); basic/index.mdx#_meta (400 for bad `_meta`).
+pub(super) fn status_for(code: Option<ErrorCode>) -> StatusCode {
+    match code {
+        None => StatusCode::OK,
+        Some(
+            ErrorCode::PARSE_ERROR
+            | ErrorCode::INVALID_REQUEST
+            | ErrorCode::INVALID_PARAMS
+            | ErrorCode::HEADER_MISMATCH
+            | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+            | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        ) => StatusCode::BAD_REQUEST,
+        Some(ErrorCode::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
+        Some(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
+fn with_status(status: StatusCode, body: HttpBody) -> Response<HttpBody> {
+    let mut res = Response::new(body);
+    *res.status_mut() = status;
+    res
+}
+
+fn json(status: StatusCode, body: Bytes) -> Response<HttpBody> {
+    let mut res = with_status(status, HttpBody::full(body));
+    res.headers_mut().insert(CONTENT_TYPE, JSON);
+    res
+}
+
+/// Encodes an error response. Without an id the `id` member is left out:
+/// the 2026-07-28 schema allows it to be absent but not `null`.
+///
+/// Spec: basic/transports/streamable-http.mdx#security--endpoint — "a
+/// JSON-RPC error response that has no id".
+fn error_body(id: Option<&RequestId>, error: &ErrorObject) -> Bytes {
+    if id.is_some() {
+        return Bytes::from(encode_error(id, error));
+    }
+    #[derive(Serialize)]
+    struct NoId<'a> {
+        jsonrpc: &'static str,
+        error: &'a ErrorObject,
+    }
+    let out = NoId {
+        jsonrpc: toolwire_proto::JSONRPC_VERSION,
+        error,
+    };
+    serde_json::to_vec(&out)
+        .map(Bytes::from)
+        .unwrap_or_else(|_| Bytes::from(encode_error(None, error)))
+}
+
+fn error(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response<HttpBody> {
+    json(status, error_body(id, error))
+}
+
+fn reply(reply: Reply) -> Response<HttpBody> {
+    let status = status_for(reply.error_code());
+    json(status, reply.into_body())
+}
+
+fn timeout_error(after: std::time::Duration) -> ErrorObject {
+    ErrorObject::internal(format!(
+        "request timed out after {} ms and was cancelled",
+        after.as_millis()
+    ))
+    .with_data(serde_json::json!({
+        "timeoutMs": u64::try_from(after.as_millis()).unwrap_or(u64::MAX)
+    }))
+}
+
+/// An early answer: the exchange ends with this response. Boxed to keep
+/// the happy path's `Result`s small.
+type Early = Box<Response<HttpBody>>;
+
+impl HttpService {
+    /// Answers one request. Never fails: every problem is a response.
+    pub(super) async fn handle<B>(self, req: Request<B>) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let (parts, body) = req.into_parts();
+        if let Err(early) = self.check_head(&parts) {
+            return *early;
+        }
+        let permit = match self.admit() {
+            Ok(permit) => permit,
+            Err(early) => return *early,
+        };
+        let request = match self.read_request(body).await {
+            Ok(request) => request,
+            Err(early) => return *early,
+        };
+        let prepared = match self.server.prepare(request) {
+            Ok(p) => p,
+            Err(r) => return reply(r),
+        };
+        if let Err(e) = check_metadata_headers(&parts.headers, &prepared, &self.server) {
+            return error(StatusCode::BAD_REQUEST, Some(&prepared.id), &e);
+        }
+        self.run(prepared, permit).await
+    }
+
+    /// The checks that need only the request head: path, allow-lists,
+    /// method and content negotiation.
+    fn check_head(&self, parts: &http::request::Parts) -> Result<(), Early> {
+        let shared = &*self.shared;
+        if shared
+            .config
+            .path
+            .as_deref()
+            .is_some_and(|p| p != parts.uri.path())
+        {
+            return Err(Box::new(with_status(
+                StatusCode::NOT_FOUND,
+                HttpBody::empty(),
+            )));
+        }
+        // Spec: basic/transports/streamable-http.mdx#security--endpoint
+        if let Err(refusal) = shared.policy.check(parts.uri.authority(), &parts.headers) {
+            let what = match refusal {
+                Refusal::Host => "Host",
+                Refusal::Origin => "Origin",
+            };
+            tracing::debug!(header = what, "refused by the host/origin allow-list");
+            let e = ErrorObject::invalid_request(format!("Forbidden: {what} is not allowed"));
+            return Err(Box::new(error(StatusCode::FORBIDDEN, None, &e)));
+        }
+        // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
+        // — GET and DELETE (and anything else) get 405.
+        if parts.method != Method::POST {
+            let e = ErrorObject::invalid_request(format!(
+                "Method Not Allowed: {} is not served; send each JSON-RPC message as a POST",
+                parts.method
+            ));
+            let mut res = error(StatusCode::METHOD_NOT_ALLOWED, None, &e);
+            res.headers_mut()
+                .insert(ALLOW, HeaderValue::from_static("POST"));
+            return Err(Box::new(res));
+        }
+        // Spec: basic/transports/streamable-http.mdx#sending-messages
+        if !accepts_json_and_sse(&parts.headers) {
+            let e = ErrorObject::invalid_request(
+                "Not Acceptable: Accept must list both application/json and text/event-stream",
+            );
+            return Err(Box::new(error(StatusCode::NOT_ACCEPTABLE, None, &e)));
+        }
+        if !is_json_content_type(&parts.headers) {
+            let e = ErrorObject::invalid_request(
+                "Unsupported Media Type: Content-Type must be application/json",
+            );
+            return Err(Box::new(error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                &e,
+            )));
+        }
+        Ok(())
+    }
+
+    /// Takes a place under the concurrent-request limit, or answers 503 at
+    /// once: waiting would only pile up connections.
+    fn admit(&self) -> Result<Option<OwnedSemaphorePermit>, Early> {
+        let Some(limiter) = &self.shared.limiter else {
+            return Ok(None);
+        };
+        match limiter.clone().try_acquire_owned() {
+            Ok(permit) => Ok(Some(permit)),
+            Err(_) => {
+                let e = ErrorObject::internal(
+                    "Service Unavailable: too many concurrent requests; retry later",
+                );
+                let mut res = error(StatusCode::SERVICE_UNAVAILABLE, None, &e);
+                res.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+                Err(Box::new(res))
+            }
+        }
+    }
+
+    /// Reads the body within the size and time limits and decodes it,
+    /// answering notifications (202), responses and undecodable bodies.
+    async fn read_request<B>(&self, body: B) -> Result<toolwire_proto::Request, Early>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let config = &self.shared.config;
+        let mut read = pin!(read_limited(body, config.max_body_bytes));
+        // Small bodies usually arrive with the head: only arm the timer when
+        // the first poll has to wait.
+        let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(done) => Ok(done),
+            Poll::Pending => tokio::time::timeout(config.read_timeout, read).await,
+        };
+        let bytes = match outcome {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => {
+                let e = ErrorObject::invalid_request(format!(
+                    "Payload Too Large: the body exceeds {} bytes",
+                    config.max_body_bytes
+                ));
+                return Err(Box::new(error(StatusCode::PAYLOAD_TOO_LARGE, None, &e)));
+            }
+            Ok(Err(ReadError::Failed(why))) => {
+                tracing::debug!(error = %why, "reading a request body failed");
+                let e = ErrorObject::parse_error("the request body could not be read");
+                return Err(Box::new(error(StatusCode::BAD_REQUEST, None, &e)));
+            }
+            Err(_) => {
+                let e = ErrorObject::invalid_request(format!(
+                    "Request Timeout: the body did not arrive within {} ms",
+                    config.read_timeout.as_millis()
+                ));
+                return Err(Box::new(error(StatusCode::REQUEST_TIMEOUT, None, &e)));
+            }
+        };
+        // Bounded before the parser sees it, so no input can exhaust the
+        // parser's recursion.
+        if nests_deeper_than(&bytes, config.max_json_depth) {
+            let e = ErrorObject::parse_error(format!(
+                "parse error: JSON nests deeper than {} levels",
+                config.max_json_depth
+            ));
+            return Err(Box::new(error(StatusCode::BAD_REQUEST, None, &e)));
+        }
+        match Message::from_slice(&bytes) {
+            Ok(Message::Request(request)) => Ok(request),
+            // Spec: basic/transports/streamable-http.mdx#sending-messages — an
+            // accepted notification gets 202 and no body. No client
+            // notification means anything on HTTP (cancellation is the
+            // connection closing), so none is refused.
+            Ok(Message::Notification(_)) => Err(Box::new(with_status(
+                StatusCode::ACCEPTED,
+                HttpBody::empty(),
+            ))),
+            // Spec: basic/transports/streamable-http.mdx#sending-messages — the
+            // client MUST NOT send responses; this server sends no requests
+            // to answer.
+            Ok(Message::Response(response)) => {
+                let e = ErrorObject::invalid_request(
+                    "invalid request: JSON-RPC responses are not accepted; the body must be a request or a notification",
+                );
+                Err(Box::new(error(
+                    StatusCode::BAD_REQUEST,
+                    response.id.as_ref(),
+                    &e,
+                )))
+            }
+            Err(e) => {
+                let object = e.to_error_object();
+                Err(Box::new(error(
+                    status_for(Some(object.code)),
+                    e.id(),
+                    &object,
+                )))
+            }
+        }
+    }
+
+    /// Runs a validated request and shapes the response.
+    async fn run(&self, p: Prepared, permit: Option<OwnedSemaphorePermit>) -> Response<HttpBody> {
+        let config = &self.shared.config;
+        if p.method == SubscriptionsListenRequest::METHOD {
+            // A long-lived stream, bounded by the server's listener limit
+            // rather than by the request limit or the request timeout.
+            drop(permit);
+            return match self.server.listen(&p) {
+                Ok(subscription) => sse(HttpBody::listen(ListenStream::new(
+                    subscription,
+                    config.sse_keep_alive,
+                ))),
+                Err(r) => reply(r),
+            };
+        }
+        let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
+        // Only a progress token or a log level lets the handler emit
+        // anything; otherwise there is nothing to stream and no channel.
+        let may_notify = p.meta.progress_token.is_some() || p.meta.log_level.is_some();
+        let token = CancellationToken::new();
+        if !may_notify {
+            let id = deadline.map(|_| p.id.clone());
+            let handler = pin!(execute(&self.server, p, token.clone(), None));
+            // Declared after the handler, so dropped (cancelling) before it.
+            let guard = token.drop_guard();
+            let outcome = match (deadline, id) {
+                (Some((at, after)), Some(id)) => tokio::time::timeout_at(at, handler)
+                    .await
+                    .map_err(|_| (id, after)),
+                _ => Ok(handler.await),
+            };
+            return match outcome {
+                Ok(r) => {
+                    guard.disarm();
+                    reply(r)
+                }
+                Err((id, after)) => {
+                    drop(guard);
+                    error(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        Some(&id),
+                        &timeout_error(after),
+                    )
+                }
+            };
+        }
+
+        let (tx, mut notes) = mpsc::unbounded_channel::<Bytes>();
+        let id = p.id.clone();
+        let server = self.server.clone();
+        let child = token.clone();
+        let mut handler: ReplyFuture =
+            Box::pin(async move { execute(&server, p, child, Some(tx)).await });
+        let guard = token.clone().drop_guard();
+        let mut sleep = deadline.map(|(at, _)| Box::pin(tokio::time::sleep_until(at)));
+
+        enum First {
+            Reply(Reply),
+            Note(Bytes),
+            TimedOut,
+        }
+        let first = poll_fn(|cx| {
+            if let Poll::Ready(r) = handler.as_mut().poll(cx) {
+                return Poll::Ready(First::Reply(r));
+            }
+            if let Poll::Ready(Some(note)) = notes.poll_recv(cx) {
+                return Poll::Ready(First::Note(note));
+            }
+            if let Some(sleep) = &mut sleep
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(First::TimedOut);
+            }
+            Poll::Pending
+        })
+        .await;
+
+        match first {
+            First::Reply(r) => {
+                guard.disarm();
+                let Ok(note) = notes.try_recv() else {
+                    return reply(r);
+                };
+                // The handler notified and finished within one poll: the
+                // notifications still go first, so this is a (short) stream.
+                let mut queued = BytesMut::new();
+                push_event(&mut queued, &note);
+                while let Ok(note) = notes.try_recv() {
+                    push_event(&mut queued, &note);
+                }
+                push_event(&mut queued, r.body());
+                let stream = SseStream::new(None, notes, queued, token, None, None, permit);
+                sse(HttpBody::sse(stream))
+            }
+            First::TimedOut => {
+                drop(guard);
+                drop(handler);
+                let after = deadline.map(|(_, d)| d).unwrap_or_default();
+                error(
+                    StatusCode::GATEWAY_TIMEOUT,
+                    Some(&id),
+                    &timeout_error(after),
+                )
+            }
+            First::Note(note) => {
+                let mut queued = BytesMut::new();
+                push_event(&mut queued, &note);
+                let on_timeout =
+                    deadline.map(|(at, after)| (at, error_body(Some(&id), &timeout_error(after))));
+                let stream = SseStream::new(
+                    Some(handler),
+                    notes,
+                    queued,
+                    token,
+                    on_timeout,
+                    config.sse_keep_alive,
+                    permit,
+                );
+                // The stream owns the cancellation from here on.
+                guard.disarm();
+                sse(HttpBody::sse(stream))
+            }
+        }
+    }
+}
+
+/// Runs the server pipeline, turning a panicking handler into `-32603`
+/// instead of a dropped connection.
+async fn execute(
+    server: &Server,
+    p: Prepared,
+    token: CancellationToken,
+    outbound: Option<mpsc::UnboundedSender<Bytes>>,
+) -> Reply {
+    let id = p.id.clone();
+    match AssertUnwindSafe(server.execute(p, token, outbound))
+        .catch_unwind()
+        .await
+    {
+        Ok(reply) => reply,
+        Err(_) => {
+            tracing::error!(id = %id, "a request handler panicked");
+            Reply::error(
+                Some(&id),
+                &ErrorObject::internal("the request handler panicked"),
+            )
+        }
+    }
+}
+
+fn sse(body: HttpBody) -> Response<HttpBody> {
+    let mut res = with_status(StatusCode::OK, body);
+    let headers = res.headers_mut();
+    headers.insert(CONTENT_TYPE, EVENT_STREAM);
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Spec: basic/transports/streamable-http.mdx#receiving-messages
+    headers.insert(X_ACCEL_BUFFERING, HeaderValue::from_static("no"));
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn protocol_errors_map_to_400_and_unknown_method_to_404() {
+        for code in [-32700, -32600, -32602, -32020, -32021, -32022] {
+            assert_eq!(
+                status_for(Some(ErrorCode(code))),
+                StatusCode::BAD_REQUEST,
+                "{code}"
+            );
+        }
+        assert_eq!(status_for(Some(ErrorCode(-32601))), StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn other_errors_are_500_and_results_200() {
+        for code in [-32603, -32000, 1, -1] {
+            assert_eq!(
+                status_for(Some(ErrorCode(code))),
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "{code}"
+            );
+        }
+        assert_eq!(status_for(None), StatusCode::OK);
+    }
+
+    #[test]
+    fn error_without_id_has_no_id_member() {
+        let body = error_body(None, &ErrorObject::parse_error("bad"));
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert!(v.get("id").is_none(), "{v}");
+        assert_eq!(v["jsonrpc"], "2.0");
+        assert_eq!(v["error"]["code"], -32700);
+        let body = error_body(
+            Some(&RequestId::Number(7)),
+            &ErrorObject::parse_error("bad"),
+        );
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+        assert_eq!(v["id"], 7);
+    }
+}

@@ -1,0 +1,88 @@
+//! `subscriptions/listen` over Streamable HTTP: the response is a long-lived
+//! SSE stream of the subscription's frames, with keep-alive comments while
+//! it is idle.
+//!
+//! Spec: basic/transports/streamable-http.mdx#receiving-messages and
+//! basic/patterns/subscriptions.mdx — closing the stream is the client's
+//! cancellation; dropping the body drops the [`Subscription`], which frees
+//! its listener slot.
+
+use super::body::{KEEP_ALIVE, push_event};
+use crate::server::{Subscription, SubscriptionFrame};
+use bytes::{Bytes, BytesMut};
+use futures_util::Stream;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::time::{Instant, Sleep};
+
+/// How many frames one poll forwards before yielding to the connection.
+const MAX_FRAMES_PER_WRITE: usize = 64;
+
+type Frames = Pin<Box<dyn Stream<Item = SubscriptionFrame> + Send>>;
+
+/// The body of a listen response.
+pub(super) struct ListenStream {
+    /// `None` once the stream is over.
+    frames: Option<Frames>,
+    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+}
+
+impl ListenStream {
+    pub(super) fn new(subscription: Subscription, keep_alive: Option<Duration>) -> Self {
+        let frames = futures_util::stream::unfold(subscription, |mut sub| async move {
+            let frame = sub.next().await?;
+            Some((frame, sub))
+        });
+        Self {
+            frames: Some(Box::pin(frames)),
+            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+        }
+    }
+
+    pub(super) fn is_done(&self) -> bool {
+        self.frames.is_none()
+    }
+
+    pub(super) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let Some(frames) = &mut self.frames else {
+            return Poll::Ready(None);
+        };
+        let mut out = BytesMut::new();
+        // Forward what is ready in one write, a bounded amount at a time.
+        for _ in 0..MAX_FRAMES_PER_WRITE {
+            match frames.as_mut().poll_next(cx) {
+                Poll::Ready(Some(SubscriptionFrame::Notification(note))) => {
+                    push_event(&mut out, &note);
+                }
+                Poll::Ready(Some(SubscriptionFrame::Close(reply))) => {
+                    // The graceful end: the result is the last event.
+                    push_event(&mut out, reply.body());
+                    self.frames = None;
+                    break;
+                }
+                Poll::Ready(None) => {
+                    self.frames = None;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if !out.is_empty() {
+            if let Some((every, sleep)) = &mut self.keep_alive {
+                sleep.as_mut().reset(Instant::now() + *every);
+            }
+            return Poll::Ready(Some(out.freeze()));
+        }
+        if self.frames.is_none() {
+            return Poll::Ready(None);
+        }
+        if let Some((every, sleep)) = &mut self.keep_alive
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            sleep.as_mut().reset(Instant::now() + *every);
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
+        }
+        Poll::Pending
+    }
+}

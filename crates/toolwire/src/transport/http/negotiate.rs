@@ -1,0 +1,196 @@
+//! Content negotiation: the `Accept` list a client must send and the
+//! `Content-Type` of its body.
+//!
+//! Spec: basic/transports/streamable-http.mdx#sending-messages — the client
+//! MUST list both `application/json` and `text/event-stream` in `Accept`.
+
+use http::HeaderMap;
+use http::header::{ACCEPT, CONTENT_TYPE};
+
+/// Whether the `Accept` header(s) make both `application/json` and
+/// `text/event-stream` acceptable.
+///
+/// The list is read as RFC 9110 §12.5.1 says: media types compare ignoring
+/// ASCII case, the most specific matching range decides (`type/subtype`,
+/// then `type/*`, then `*/*`), and a range with `q=0` refuses. So
+/// `text/event-stream, application/json`, `*/*` and
+/// `application/json;q=0.5, text/*` all qualify, while `application/json`
+/// alone, `*/*, text/event-stream;q=0` and a missing header do not.
+pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    let mut json = Best::default();
+    let mut sse = Best::default();
+    let mut any = false;
+    for value in headers.get_all(ACCEPT) {
+        let Ok(list) = value.to_str() else {
+            continue;
+        };
+        for range in list.split(',') {
+            let Some((ty, sub, q)) = parse_range(range) else {
+                continue;
+            };
+            any = true;
+            json.offer(ty, sub, q, "application", "json");
+            sse.offer(ty, sub, q, "text", "event-stream");
+        }
+    }
+    any && json.acceptable() && sse.acceptable()
+}
+
+/// The most specific media range matching one media type seen so far.
+#[derive(Default)]
+struct Best {
+    /// `(specificity, q)`: 0 for `*/*`, 1 for `type/*`, 2 for `type/subtype`.
+    found: Option<(u8, f32)>,
+}
+
+impl Best {
+    fn offer(&mut self, ty: &str, sub: &str, q: f32, want_ty: &str, want_sub: &str) {
+        let specificity = match (ty, sub) {
+            ("*", "*") => 0,
+            (t, "*") if t.eq_ignore_ascii_case(want_ty) => 1,
+            (t, s) if t.eq_ignore_ascii_case(want_ty) && s.eq_ignore_ascii_case(want_sub) => 2,
+            _ => return,
+        };
+        self.found = match self.found {
+            Some((s, old)) if s > specificity => Some((s, old)),
+            Some((s, old)) if s == specificity => Some((s, old.max(q))),
+            _ => Some((specificity, q)),
+        };
+    }
+
+    fn acceptable(&self) -> bool {
+        self.found.is_some_and(|(_, q)| q > 0.0)
+    }
+}
+
+/// Splits `type/subtype;param=value;q=0.5` into type, subtype and q.
+fn parse_range(range: &str) -> Option<(&str, &str, f32)> {
+    let mut parts = range.split(';');
+    let media = parts.next()?.trim();
+    let (ty, sub) = media.split_once('/')?;
+    let (ty, sub) = (ty.trim(), sub.trim());
+    if ty.is_empty() || sub.is_empty() || (ty == "*" && sub != "*") {
+        return None;
+    }
+    let mut q = 1.0_f32;
+    for param in parts {
+        if let Some((name, value)) = param.split_once('=')
+            && name.trim().eq_ignore_ascii_case("q")
+        {
+            // RFC 9110 §12.4.2: a qvalue is 0 to 1; anything unreadable
+            // counts as a refusal rather than a preference.
+            q = value
+                .trim()
+                .parse::<f32>()
+                .ok()
+                .filter(|q| (0.0..=1.0).contains(q))
+                .unwrap_or(0.0);
+        }
+    }
+    Some((ty, sub, q))
+}
+
+/// Whether the body is declared as `application/json` (parameters such as
+/// `charset` are allowed).
+pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(CONTENT_TYPE).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return false;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let media = value.split(';').next().unwrap_or_default().trim();
+    media.eq_ignore_ascii_case("application/json")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn accept(values: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(ACCEPT, HeaderValue::from_str(v).expect("header value"));
+        }
+        accepts_json_and_sse(&headers)
+    }
+
+    fn content_type(values: &[&str]) -> bool {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(
+                CONTENT_TYPE,
+                HeaderValue::from_str(v).expect("header value"),
+            );
+        }
+        is_json_content_type(&headers)
+    }
+
+    #[test]
+    fn both_types_in_either_order_are_accepted() {
+        assert!(accept(&["application/json, text/event-stream"]));
+        assert!(accept(&["text/event-stream, application/json"]));
+        assert!(accept(&["text/event-stream,application/json"]));
+        assert!(accept(&["application/json", "text/event-stream"]));
+    }
+
+    #[test]
+    fn media_types_ignore_case_and_parameters() {
+        assert!(accept(&[
+            "Application/JSON; charset=utf-8, TEXT/Event-Stream"
+        ]));
+        assert!(accept(&["application/json;q=0.9, text/event-stream;q=0.1"]));
+    }
+
+    #[test]
+    fn one_type_alone_is_not_enough() {
+        assert!(!accept(&["application/json"]));
+        assert!(!accept(&["text/event-stream"]));
+        assert!(!accept(&["text/html, application/xml"]));
+        assert!(!accept(&[]));
+        assert!(!accept(&[""]));
+    }
+
+    #[test]
+    fn q_zero_refuses_a_type() {
+        assert!(!accept(&["application/json, text/event-stream;q=0"]));
+        assert!(!accept(&["application/json;q=0.000, text/event-stream"]));
+        assert!(!accept(&["*/*, text/event-stream; Q=0"]));
+        assert!(!accept(&["application/json, text/event-stream;q=banana"]));
+    }
+
+    #[test]
+    fn wildcards_cover_the_types_they_name() {
+        assert!(accept(&["*/*"]));
+        assert!(accept(&["application/json, text/*"]));
+        assert!(accept(&["application/*, text/event-stream"]));
+        assert!(!accept(&["application/*"]));
+        // The specific range wins over the wildcard.
+        assert!(!accept(&[
+            "text/*, text/event-stream;q=0, application/json"
+        ]));
+        assert!(accept(&["text/*;q=0, text/event-stream, application/json"]));
+    }
+
+    #[test]
+    fn malformed_ranges_are_skipped() {
+        assert!(!accept(&["json, event-stream"]));
+        assert!(!accept(&["*/json, text/event-stream"]));
+        assert!(accept(&[
+            "garbage, application/json, ;;, text/event-stream"
+        ]));
+    }
+
+    #[test]
+    fn content_type_must_be_json() {
+        assert!(content_type(&["application/json"]));
+        assert!(content_type(&["application/json; charset=utf-8"]));
+        assert!(content_type(&["APPLICATION/JSON"]));
+        assert!(!content_type(&[]));
+        assert!(!content_type(&["text/plain"]));
+        assert!(!content_type(&["application/json-patch+json"]));
+        assert!(!content_type(&["application/json", "text/plain"]));
+    }
+}

@@ -1,0 +1,177 @@
+//! Server validation of the request-metadata headers against the parsed
+//! body: `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and every
+//! `Mcp-Param-{Name}` of the called tool. Every failure is `-32020`
+//! (HeaderMismatch), sent with `400 Bad Request`.
+//!
+//! Spec: basic/transports/streamable-http.mdx#server-validation
+
+use crate::server::{Prepared, Server};
+use http::{HeaderMap, HeaderValue};
+use serde_json::{Value, json};
+use toolwire_proto::ErrorObject;
+use toolwire_proto::header::{
+    HeaderParam, HeaderValueError, decode_header_value, header_matches_value, lookup_path,
+};
+use toolwire_proto::types::{
+    CallToolRequest, GetPromptRequest, ReadResourceRequest, RequestMethod,
+};
+
+const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
+const METHOD: &str = "Mcp-Method";
+const NAME: &str = "Mcp-Name";
+
+/// Checks the headers in the order the conformance suite probes them:
+/// protocol version, method, name, then tool parameters.
+pub(super) fn check_metadata_headers(
+    headers: &HeaderMap,
+    p: &Prepared,
+    server: &Server,
+) -> Result<(), ErrorObject> {
+    // Spec: basic/transports/streamable-http.mdx#protocol-version-header —
+    // this revision does not serve pre-2025-06-18 clients, so a missing
+    // header is a validation failure.
+    let version = required_plain(headers, PROTOCOL_VERSION)?;
+    compare(PROTOCOL_VERSION, version, p.protocol_version())?;
+
+    // Spec: basic/transports/streamable-http.mdx#standard-request-headers
+    let method = required_plain(headers, METHOD)?;
+    compare(METHOD, method, &p.method)?;
+
+    let source = match p.method.as_str() {
+        CallToolRequest::METHOD | GetPromptRequest::METHOD => Some(("params.name", &p.params.name)),
+        ReadResourceRequest::METHOD => Some(("params.uri", &p.params.uri)),
+        _ => None,
+    };
+    if let Some((field, body)) = source {
+        let Some(raw) = one(headers, NAME)? else {
+            return Err(missing(NAME));
+        };
+        // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
+        // the Base64 sentinel before comparing.
+        let name = raw
+            .to_str()
+            .map_err(|_| invalid_chars(NAME))
+            .and_then(|s| decode_header_value(s).map_err(|e| decode_error(NAME, &e)))?;
+        match body {
+            Some(body) => compare(NAME, &name, body)?,
+            None => {
+                return Err(mismatch(
+                    NAME,
+                    format!(
+                        "Header mismatch: {NAME} header value '{name}' has no {field} to match in the body"
+                    ),
+                ));
+            }
+        }
+    }
+
+    if p.method == CallToolRequest::METHOD
+        && let Some(tool) = p.params.name.as_deref().and_then(|n| server.tool(n))
+    {
+        check_param_headers(headers, tool.header_params(), p.params.arguments.as_ref())?;
+    }
+    Ok(())
+}
+
+/// Checks the `Mcp-Param-{Name}` header of every `x-mcp-header` parameter.
+///
+/// Spec: basic/transports/streamable-http.mdx#server-behavior-for-custom-headers
+/// — a value in the body requires the header; a `null` or absent value
+/// requires none. A header sent anyway for an absent or `null` value does not
+/// match the body, so it is rejected too.
+fn check_param_headers(
+    headers: &HeaderMap,
+    params: &[HeaderParam],
+    arguments: Option<&Value>,
+) -> Result<(), ErrorObject> {
+    for param in params {
+        let display = param.header_name();
+        let body = arguments
+            .and_then(|args| lookup_path(args, &param.path))
+            .filter(|v| !v.is_null());
+        let Some(raw) = one(headers, &display)? else {
+            if body.is_some() {
+                return Err(missing(&display));
+            }
+            continue;
+        };
+        let raw = raw.to_str().map_err(|_| invalid_chars(&display))?;
+        let body = body.unwrap_or(&Value::Null);
+        header_matches_value(raw, body, param.kind).map_err(|e| match e {
+            HeaderValueError::UnexpectedHeader { header } => mismatch(
+                &display,
+                format!(
+                    "Header mismatch: {display} header value '{header}' was sent but the body has no value at arguments.{}",
+                    param.path.join(".")
+                ),
+            ),
+            other => decode_error(&display, &other),
+        })?;
+    }
+    Ok(())
+}
+
+/// The header's only value, `None` when absent, an error when repeated.
+fn one<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
+    let mut values = headers.get_all(name).iter();
+    match (values.next(), values.next()) {
+        (None, _) => Ok(None),
+        (Some(v), None) => Ok(Some(v)),
+        (Some(_), Some(_)) => Err(mismatch(
+            name,
+            format!("Header mismatch: {name} header must appear once but appears more than once"),
+        )),
+    }
+}
+
+/// A required header that takes no Base64 sentinel, with surrounding
+/// spaces and tabs removed.
+fn required_plain<'h>(headers: &'h HeaderMap, name: &str) -> Result<&'h str, ErrorObject> {
+    let Some(value) = one(headers, name)? else {
+        return Err(missing(name));
+    };
+    // Spec: basic/transports/streamable-http.mdx#server-validation — only
+    // visible ASCII, space and tab are valid, which is what `to_str` accepts.
+    let text = value.to_str().map_err(|_| invalid_chars(name))?;
+    Ok(text.trim_matches([' ', '\t']))
+}
+
+/// Header values are case-sensitive.
+///
+/// Spec: basic/transports/streamable-http.mdx#case-sensitivity
+fn compare(name: &str, header: &str, body: &str) -> Result<(), ErrorObject> {
+    if header == body {
+        Ok(())
+    } else {
+        Err(mismatch(
+            name,
+            format!(
+                "Header mismatch: {name} header value '{header}' does not match body value '{body}'"
+            ),
+        ))
+    }
+}
+
+fn mismatch(name: &str, message: String) -> ErrorObject {
+    ErrorObject::header_mismatch(message).with_data(json!({ "header": name }))
+}
+
+fn missing(name: &str) -> ErrorObject {
+    mismatch(
+        name,
+        format!("Header mismatch: required header {name} is missing"),
+    )
+}
+
+fn invalid_chars(name: &str) -> ErrorObject {
+    mismatch(
+        name,
+        format!(
+            "Header mismatch: {name} header value contains characters that are not allowed in a header value"
+        ),
+    )
+}
+
+fn decode_error(name: &str, e: &HeaderValueError) -> ErrorObject {
+    mismatch(name, format!("Header mismatch: {name}: {e}"))
+}

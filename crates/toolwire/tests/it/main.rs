@@ -1,0 +1,5 @@
+//! Integration tests of toolwire.
+
+#[cfg(feature = "http")]
+mod http;
+mod mrtr;

@@ -1,0 +1,453 @@
+//! Multi round-trip requests end to end through `serve_io` over an in-memory
+//! pipe, with tools built for the purpose: several rounds with typed state,
+//! several input kinds at once, the capability gate, and list changes and
+//! shutdown seen by open listen streams.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::task::JoinHandle;
+use toolwire::proto::types::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
+    ElicitRequestUrlParams, InputRequest, ListRootsResult, SamplingContent,
+    SamplingMessageContentBlock,
+};
+use toolwire::{
+    ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolError, ToolResult,
+};
+
+/// A client speaking newline-delimited JSON-RPC to `serve_io`.
+struct Client {
+    write: WriteHalf<DuplexStream>,
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    served: JoinHandle<std::io::Result<()>>,
+}
+
+impl Client {
+    fn start(server: Server) -> Self {
+        let (client, server_io) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_io);
+        let served = tokio::spawn(toolwire::serve_io(server, server_read, server_write));
+        let (read, write) = tokio::io::split(client);
+        Self {
+            write,
+            lines: BufReader::new(read).lines(),
+            served,
+        }
+    }
+
+    async fn send(&mut self, msg: &Value) {
+        let mut line = msg.to_string();
+        line.push('\n');
+        self.write.write_all(line.as_bytes()).await.expect("write");
+    }
+
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("a message within 10 s")
+            .expect("read")
+            .expect("not EOF");
+        serde_json::from_str(&line).expect("JSON")
+    }
+
+    async fn quiet(&mut self) -> Option<Value> {
+        match tokio::time::timeout(Duration::from_millis(200), self.lines.next_line()).await {
+            Ok(Ok(Some(line))) => Some(serde_json::from_str(&line).expect("JSON")),
+            _ => None,
+        }
+    }
+
+    /// `tools/call name` with `params` merged in, from a client with `caps`.
+    async fn call(&mut self, id: i64, name: &str, caps: Value, params: Value) -> Value {
+        let mut p = json!({
+            "name": name,
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": caps,
+            }
+        });
+        if let (Some(obj), Value::Object(extra)) = (p.as_object_mut(), params) {
+            obj.extend(extra);
+        }
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": p}))
+            .await;
+        loop {
+            let m = self.next().await;
+            if m["id"] == id && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+}
+
+fn all_caps() -> Value {
+    json!({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
+}
+
+fn text(r: &Value) -> &str {
+    r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text in {r}"))
+}
+
+fn input_required(r: &Value) -> (Vec<String>, String) {
+    assert_eq!(r["result"]["resultType"], "input_required", "{r}");
+    let keys = r["result"]["inputRequests"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let state = r["result"]["requestState"]
+        .as_str()
+        .expect("requestState")
+        .to_owned();
+    (keys, state)
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Name {
+    name: String,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Color {
+    color: String,
+}
+
+/// What the multi-round tool carries between rounds.
+#[derive(Serialize, Deserialize)]
+struct Progress {
+    name: Option<String>,
+}
+
+/// Round 1 asks for a name, round 2 for a colour, round 3 answers.
+async fn multi_round(_: Value, cx: RequestContext) -> Result<ToolResult, ToolError> {
+    let round = cx.input_round();
+    let state: Option<Progress> = cx.state()?;
+    match state.and_then(|s| s.name) {
+        None => match cx.input::<ElicitAnswer<Name>>("step1")? {
+            Some(ElicitAnswer::Accept(n)) => Ok(InputRequired::new()
+                .elicit::<Color>("step2", "Step 2: What is your favorite color?")
+                .with_state(&Progress { name: Some(n.name) })
+                .into()),
+            Some(_) => Ok(ToolResult::error_text("no name given")),
+            None => Ok(InputRequired::new()
+                .elicit::<Name>("step1", "Step 1: What is your name?")
+                .with_state(&Progress { name: None })
+                .into()),
+        },
+        Some(name) => match cx.input::<ElicitAnswer<Color>>("step2")? {
+            Some(ElicitAnswer::Accept(c)) => Ok(ToolResult::text(format!(
+                "round {round}: Multi-round complete for {name} who likes {}",
+                c.color
+            ))),
+            Some(_) => Ok(ToolResult::error_text("no colour given")),
+            None => Ok(InputRequired::new()
+                .elicit::<Color>("step2", "Step 2: What is your favorite color?")
+                .with_state(&Progress { name: Some(name) })
+                .into()),
+        },
+    }
+}
+
+fn question(text: &str) -> CreateMessageRequestParams {
+    serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
+        "maxTokens": 50
+    }))
+    .expect("sampling params")
+}
+
+/// Asks for a name (form), a completion (sampling) and the roots at once,
+/// and for a URL-mode visit only if the client can do it.
+async fn gather(_: Value, cx: RequestContext) -> Result<ToolResult, ToolError> {
+    let name = cx.input::<ElicitAnswer<Name>>("user_name")?;
+    let greeting = cx.input::<CreateMessageResult>("greeting")?;
+    let roots = cx.input::<ListRootsResult>("client_roots")?;
+    let visit = cx.input::<ElicitAnswer<()>>("visit")?;
+    let (Some(name), Some(greeting), Some(roots)) = (name, greeting, roots) else {
+        return Ok(InputRequired::new()
+            .elicit::<Name>("user_name", "What is your name?")
+            .sample("greeting", question("Generate a greeting"))
+            .list_roots("client_roots")
+            .request_if_supported(
+                "visit",
+                InputRequest::Elicit(
+                    ElicitRequestUrlParams::new("Sign in", "https://example.com/sign-in").into(),
+                ),
+            )
+            .into());
+    };
+    let name = name.accepted().map_or("nobody".to_owned(), |n| n.name);
+    let said = match greeting.content {
+        SamplingContent::Single(SamplingMessageContentBlock::Text(t)) => t.text,
+        _ => "?".to_owned(),
+    };
+    let visit = match visit {
+        Some(v) => format!("{:?}", v.action()),
+        None => "not asked".to_owned(),
+    };
+    Ok(ToolResult::text(format!(
+        "{name}; {said}; {} root(s); visit {visit}",
+        roots.roots.len()
+    )))
+}
+
+/// Builds input requests only for what the client declared, like the
+/// conformance fixture `test_input_required_result_capabilities`.
+async fn optional_inputs(_: Value, cx: RequestContext) -> Result<ToolResult, ToolError> {
+    if cx.input_responses().is_some() {
+        return Ok(ToolResult::text("thanks"));
+    }
+    Ok(InputRequired::new()
+        .request_if_supported(
+            "ask",
+            InputRequest::Elicit(
+                ElicitRequestFormParams::new(
+                    "Anything?",
+                    serde_json::from_value(json!({"type": "object", "properties": {}}))
+                        .expect("schema"),
+                )
+                .into(),
+            ),
+        )
+        .request_if_supported("sample", question("Say hi"))
+        .into())
+}
+
+fn server() -> Server {
+    let server = Server::new(ServerConfig::new("mrtr-it", "1"));
+    for tool in [
+        Tool::builder("multi_round")
+            .description("Three rounds.")
+            .input_schema(json!({"type": "object"}))
+            .handler(multi_round),
+        Tool::builder("gather")
+            .description("Several input kinds at once.")
+            .input_schema(json!({"type": "object"}))
+            .handler(gather),
+        Tool::builder("optional_inputs")
+            .description("Only what the client can answer.")
+            .input_schema(json!({"type": "object"}))
+            .handler(optional_inputs),
+    ] {
+        server
+            .add_tool(tool.expect("valid tool"))
+            .expect("registered");
+    }
+    server
+}
+
+fn accept(content: Value) -> Value {
+    json!({"action": "accept", "content": content})
+}
+
+#[tokio::test]
+async fn several_rounds_carry_typed_state_with_a_new_request_state_each_time() {
+    let mut c = Client::start(server());
+    let caps = json!({"elicitation": {}});
+    let r = c.call(1, "multi_round", caps.clone(), json!({})).await;
+    let (keys, s1) = input_required(&r);
+    assert_eq!(keys, ["step1"]);
+    let r = c
+        .call(
+            2,
+            "multi_round",
+            caps.clone(),
+            json!({"requestState": s1, "inputResponses": {"step1": accept(json!({"name": "Alice"}))}}),
+        )
+        .await;
+    let (keys, s2) = input_required(&r);
+    assert_eq!(keys, ["step2"]);
+    assert_ne!(s1, s2);
+    let r = c
+        .call(
+            3,
+            "multi_round",
+            caps.clone(),
+            json!({"requestState": s2, "inputResponses": {"step2": accept(json!({"color": "blue"}))}}),
+        )
+        .await;
+    assert_eq!(
+        text(&r),
+        "round 3: Multi-round complete for Alice who likes blue"
+    );
+    // An old state still opens (no single use), but carries the old round.
+    let r = c
+        .call(
+            4,
+            "multi_round",
+            caps,
+            json!({"requestState": s1, "inputResponses": {"step2": accept(json!({"color": "red"}))}}),
+        )
+        .await;
+    let (keys, _) = input_required(&r);
+    assert_eq!(keys, ["step1"], "state s1 holds no name yet");
+}
+
+#[tokio::test]
+async fn several_input_kinds_go_out_at_once_and_come_back_typed() {
+    let mut c = Client::start(server());
+    let r = c.call(1, "gather", all_caps(), json!({})).await;
+    let (keys, state) = input_required(&r);
+    assert_eq!(keys, ["client_roots", "greeting", "user_name", "visit"]);
+    let req = &r["result"]["inputRequests"];
+    assert_eq!(req["user_name"]["method"], "elicitation/create");
+    assert_eq!(req["greeting"]["method"], "sampling/createMessage");
+    assert_eq!(req["greeting"]["params"]["maxTokens"], 50);
+    assert_eq!(req["client_roots"]["method"], "roots/list");
+    assert_eq!(req["visit"]["params"]["mode"], "url");
+    let answers = json!({
+        "user_name": accept(json!({"name": "Alice"})),
+        "greeting": {"role": "assistant", "content": {"type": "text", "text": "Hello there"},
+                     "model": "test-model", "stopReason": "endTurn"},
+        "client_roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]},
+        "visit": {"action": "accept"},
+    });
+    let r = c
+        .call(
+            2,
+            "gather",
+            all_caps(),
+            json!({"requestState": state, "inputResponses": answers}),
+        )
+        .await;
+    assert_eq!(text(&r), "Alice; Hello there; 1 root(s); visit Accept");
+
+    // Half the answers: asked again, not an error.
+    let r = c
+        .call(
+            3,
+            "gather",
+            all_caps(),
+            json!({"inputResponses": {"user_name": accept(json!({"name": "Bob"}))}}),
+        )
+        .await;
+    input_required(&r);
+
+    // A sampling answer that is not a CreateMessageResult is malformed.
+    let r = c
+        .call(
+            4,
+            "gather",
+            all_caps(),
+            json!({"inputResponses": {"greeting": {"action": "accept"}}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+}
+
+#[tokio::test]
+async fn requests_the_client_cannot_answer_are_never_sent() {
+    let mut c = Client::start(server());
+    // Form elicitation only: the optional URL visit is dropped.
+    let r = c
+        .call(
+            1,
+            "gather",
+            json!({"elicitation": {}, "sampling": {}, "roots": {}}),
+            json!({}),
+        )
+        .await;
+    let (keys, _) = input_required(&r);
+    assert_eq!(keys, ["client_roots", "greeting", "user_name"]);
+
+    // Required requests the client cannot answer: -32021 naming them all.
+    let r = c
+        .call(2, "gather", json!({"sampling": {}}), json!({}))
+        .await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    assert_eq!(
+        r["error"]["data"]["requiredCapabilities"],
+        json!({"elicitation": {"form": {}}, "roots": {}}),
+        "{r}"
+    );
+
+    // Optional requests: only the supported one goes out.
+    let r = c
+        .call(3, "optional_inputs", json!({"sampling": {}}), json!({}))
+        .await;
+    let (keys, _) = input_required(&r);
+    assert_eq!(keys, ["sample"]);
+    assert!(
+        !r.to_string().contains("elicitation/create"),
+        "no elicitation without the capability: {r}"
+    );
+    // Nothing the client can answer: the tool cannot proceed.
+    let r = c.call(4, "optional_inputs", json!({}), json!({})).await;
+    assert_eq!(r["error"]["code"], -32021, "{r}");
+    let required = r["error"]["data"]["requiredCapabilities"]
+        .as_object()
+        .expect("object");
+    assert!(required.contains_key("elicitation") && required.contains_key("sampling"));
+}
+
+#[tokio::test]
+async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_closes_them() {
+    let server = server();
+    let mut c = Client::start(server.clone());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    for (id, filter) in [
+        (json!(1), json!({"toolsListChanged": true})),
+        (json!("prompts"), json!({"promptsListChanged": true})),
+    ] {
+        c.send(
+            &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+                       "params": {"notifications": filter, "_meta": meta}}),
+        )
+        .await;
+        let ack = c.next().await;
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        assert_eq!(
+            ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            id
+        );
+    }
+    server
+        .add_tool(
+            Tool::builder("late")
+                .description("Registered while listeners are open.")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_: Value, _| async { "late" })
+                .expect("valid"),
+        )
+        .expect("registered");
+    let n = c.next().await;
+    assert_eq!(n["method"], "notifications/tools/list_changed");
+    assert_eq!(
+        n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    assert_eq!(
+        c.quiet().await,
+        None,
+        "the prompts-only stream hears nothing"
+    );
+
+    server.shutdown();
+    let mut closed = Vec::new();
+    for _ in 0..2 {
+        let m = c.next().await;
+        assert_eq!(m["result"]["resultType"], "complete", "{m}");
+        assert_eq!(
+            m["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+            m["id"]
+        );
+        closed.push(m["id"].to_string());
+    }
+    closed.sort();
+    assert_eq!(closed, ["\"prompts\"", "1"]);
+    let served = tokio::time::timeout(Duration::from_secs(10), c.served)
+        .await
+        .expect("serve_io returns after shutdown")
+        .expect("task");
+    assert!(served.is_ok(), "{served:?}");
+}

@@ -235,9 +235,16 @@ impl Message {
     /// 2026-07-28 revision has no batching. Nesting deeper than
     /// [`MAX_DEPTH`] is a parse error, found before any parsing.
     pub fn from_slice(bytes: &[u8]) -> Result<Self, DecodeError> {
-        if exceeds_depth(bytes, MAX_DEPTH) {
+        Self::from_slice_with_max_depth(bytes, MAX_DEPTH)
+    }
+
+    /// [`from_slice`](Self::from_slice) with a caller-chosen nesting bound
+    /// (clamped to [`MAX_DEPTH`], which the parser needs anyway).
+    pub fn from_slice_with_max_depth(bytes: &[u8], max_depth: usize) -> Result<Self, DecodeError> {
+        let max_depth = max_depth.min(MAX_DEPTH);
+        if exceeds_depth(bytes, max_depth) {
             return Err(DecodeError::Parse(format!(
-                "JSON nests deeper than {MAX_DEPTH} levels"
+                "JSON nests deeper than {max_depth} levels"
             )));
         }
         let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
@@ -543,6 +550,16 @@ mod tests {
     }
 
     #[test]
+    fn caller_depth_bound_applies() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":[[1]]}}"#;
+        assert!(Message::from_slice_with_max_depth(body, 4).is_ok());
+        assert!(matches!(
+            Message::from_slice_with_max_depth(body, 3),
+            Err(DecodeError::Parse(_))
+        ));
+    }
+
+    #[test]
     fn depth_scan_ignores_brackets_in_strings() {
         let mut s = String::from(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":""#);
         s.push_str(&"[".repeat(1000));
@@ -552,6 +569,11 @@ mod tests {
             Ok(Message::Request(_))
         ));
         assert!(!exceeds_depth(&b"[".repeat(MAX_DEPTH), MAX_DEPTH));
+        assert!(!exceeds_depth(br#"{"a":[1,{"b":2}]}"#, 3));
+        assert!(exceeds_depth(br#"{"a":[1,{"b":2}]}"#, 2));
+        assert!(!exceeds_depth(br#"{"a":"\"[[[["}"#, 1));
+        assert!(exceeds_depth(br#"{"a":"\\","b":[[]]}"#, 2));
+        assert!(!exceeds_depth(b"", 1));
         assert!(exceeds_depth(&b"[".repeat(MAX_DEPTH + 1), MAX_DEPTH));
     }
 

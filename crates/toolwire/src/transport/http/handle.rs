@@ -6,7 +6,7 @@ use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
 use super::listen::ListenStream;
 use super::negotiate::{accepts_json_and_sse, is_json_content_type};
 use super::origin::Refusal;
-use super::read::{ReadError, nests_deeper_than, read_limited};
+use super::read::{ReadError, read_limited};
 use super::validate::check_metadata_headers;
 use super::{BoxError, HttpService};
 use crate::server::{Prepared, Reply, Server};
@@ -255,16 +255,9 @@ impl HttpService {
                 return Err(Box::new(error(StatusCode::REQUEST_TIMEOUT, None, &e)));
             }
         };
-        // Bounded before the parser sees it, so no input can exhaust the
-        // parser's recursion.
-        if nests_deeper_than(&bytes, config.max_json_depth) {
-            let e = ErrorObject::parse_error(format!(
-                "parse error: JSON nests deeper than {} levels",
-                config.max_json_depth
-            ));
-            return Err(Box::new(error(StatusCode::BAD_REQUEST, None, &e)));
-        }
-        match Message::from_slice(&bytes) {
+        // The depth is bounded by a scan before the parser sees the bytes,
+        // so no input can exhaust the parser's recursion.
+        match Message::from_slice_with_max_depth(&bytes, config.max_json_depth) {
             Ok(Message::Request(request)) => Ok(request),
             // Spec: basic/transports/streamable-http.mdx#sending-messages — an
             // accepted notification gets 202 and no body. No client

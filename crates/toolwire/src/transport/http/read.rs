@@ -81,63 +81,11 @@ where
     })
 }
 
-/// Whether arrays and objects in `json` nest deeper than `max`.
-///
-/// A linear scan that tracks strings and escapes, so brackets inside strings
-/// do not count. It does not validate the JSON; the parser does that next,
-/// on input that can no longer exhaust its recursion.
-pub(super) fn nests_deeper_than(json: &[u8], max: usize) -> bool {
-    let mut depth = 0_usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in json {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > max {
-                    return true;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    false
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use http_body_util::{Full, StreamBody};
     use std::convert::Infallible;
-
-    #[test]
-    fn depth_counts_only_structure() {
-        assert!(!nests_deeper_than(br#"{"a":[1,{"b":2}]}"#, 3));
-        assert!(nests_deeper_than(br#"{"a":[1,{"b":2}]}"#, 2));
-        assert!(!nests_deeper_than(br#"{"a":"[[[[[[{{{{"}"#, 1));
-        assert!(!nests_deeper_than(br#"{"a":"\"[[[["}"#, 1));
-        assert!(nests_deeper_than(br#"{"a":"\\","b":[[]]}"#, 2));
-        assert!(!nests_deeper_than(b"", 1));
-    }
-
-    #[test]
-    fn deep_input_is_caught_early() {
-        let mut deep = vec![b'['; 200_000];
-        deep.extend(vec![b']'; 200_000]);
-        assert!(nests_deeper_than(&deep, 64));
-    }
 
     #[tokio::test]
     async fn reads_one_frame_and_many_frames() {

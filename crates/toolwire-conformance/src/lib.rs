@@ -2,12 +2,14 @@
 //! (`@modelcontextprotocol/conformance`, server leg, revision 2026-07-28)
 //! expects of a server under test: every tool, resource, prompt and
 //! completion of its scenarios, with the exact texts the scenario
-//! descriptions give.
+//! descriptions give. The legacy leg (`--requirements 2025-11-25`) is served
+//! by the same server: its own fixtures are in `legacy.rs`.
 //!
 //! [`server`] builds them into a [`Server`]; the `conformance-server` binary
 //! serves it over Streamable HTTP (`--http 127.0.0.1:PORT`, endpoint `/mcp`)
 //! or stdio (`--stdio`). `scripts/conformance` runs the suite against it.
 
+mod legacy;
 mod mrtr;
 mod prompts;
 mod resources;
@@ -36,6 +38,7 @@ pub fn server_with(config: ServerConfig) -> Result<Server, RegistrationError> {
     let server = Server::new(config);
     tools::register(&server)?;
     mrtr::register(&server)?;
+    legacy::register(&server)?;
     resources::register(&server)?;
     prompts::register(&server)?;
     Ok(server)

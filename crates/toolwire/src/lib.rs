@@ -43,6 +43,7 @@ mod bus;
 mod client;
 mod completion;
 mod context;
+mod legacy;
 mod mrtr;
 mod prompt;
 mod registry;
@@ -61,6 +62,7 @@ pub use client::{
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;
+pub use legacy::LEGACY_PROTOCOL_VERSIONS;
 pub use mrtr::{
     ElicitAnswer, InputRequired, STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys,
 };

@@ -12,8 +12,8 @@ mod resources;
 mod tests;
 mod tools;
 
-pub(crate) use dispatch::Prepared;
 pub use dispatch::Reply;
+pub(crate) use dispatch::{Params, Prepared};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
@@ -59,6 +59,12 @@ pub struct ServerConfig {
     /// Where list changes are published and listen streams subscribe.
     /// `None` gives each server its own [`InMemoryBus`].
     pub bus: Option<Arc<dyn NotificationBus>>,
+    /// Legacy sessions: how long a server-to-client request (the MRTR shim's
+    /// elicitation, sampling or roots request) waits for the client's answer.
+    pub legacy_input_timeout: Duration,
+    /// Legacy sessions: how many `input_required` rounds the MRTR shim runs
+    /// for one request before giving up with `-32603`.
+    pub legacy_max_rounds: u32,
 }
 
 impl Default for ServerConfig {
@@ -82,7 +88,25 @@ impl ServerConfig {
             state_ttl: Duration::from_secs(600),
             max_listeners: 1024,
             bus: None,
+            legacy_input_timeout: Duration::from_secs(300),
+            legacy_max_rounds: 8,
         }
+    }
+
+    /// Sets how long a server-to-client request of a legacy session waits
+    /// for the client's answer (default 5 minutes).
+    #[must_use]
+    pub fn with_legacy_input_timeout(mut self, timeout: Duration) -> Self {
+        self.legacy_input_timeout = timeout;
+        self
+    }
+
+    /// Sets how many `input_required` rounds the legacy MRTR shim runs for
+    /// one request (default 8, at least 1).
+    #[must_use]
+    pub fn with_legacy_max_rounds(mut self, rounds: u32) -> Self {
+        self.legacy_max_rounds = rounds.max(1);
+        self
     }
 
     /// Sets the keyring that seals `requestState`: the first key seals,

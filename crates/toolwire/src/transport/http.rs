@@ -13,11 +13,13 @@
 mod body;
 mod config;
 mod handle;
+mod legacy;
 mod listen;
 mod negotiate;
 mod origin;
 mod read;
 mod serve;
+mod sessions;
 mod validate;
 
 pub use body::HttpBody;
@@ -90,8 +92,19 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// streams are bounded by [`ServerConfig::max_listeners`](crate::ServerConfig),
 /// not by the request limit or the request timeout.
 ///
-/// `Mcp-Session-Id` and `Last-Event-ID` are ignored: no session is minted
-/// and streams are not resumable.
+/// Modern requests ignore `Mcp-Session-Id` and `Last-Event-ID`: no session
+/// is minted for them and streams are not resumable.
+///
+/// # Legacy sessions
+///
+/// Clients of the initialize-based revisions (2025-03-26 to 2025-11-25) are
+/// served on the same endpoint, in sessions that `initialize` opens (see
+/// [`HttpConfig::legacy_sessions`]): a random `Mcp-Session-Id`, a standalone
+/// GET stream, DELETE, and the legacy status rules (JSON-RPC errors with
+/// `200`, notifications and responses `202`). A session lives in the
+/// process that minted it: replicas behind a load balancer need sticky
+/// routing on `Mcp-Session-Id` for legacy clients; modern requests need
+/// none.
 ///
 /// # Cancellation
 ///
@@ -121,6 +134,8 @@ struct Shared {
     config: HttpConfig,
     policy: OriginPolicy,
     limiter: Option<Arc<Semaphore>>,
+    /// Legacy sessions, unless [`HttpConfig::legacy_sessions`] is off.
+    sessions: Option<sessions::SessionStore>,
 }
 
 impl fmt::Debug for HttpService {
@@ -148,6 +163,9 @@ impl HttpService {
             config.allowed_hosts.as_deref(),
             config.allowed_origins.as_deref(),
         );
+        let sessions = config.legacy_sessions.then(|| {
+            sessions::SessionStore::new(cap(config.session_idle_timeout), config.max_sessions)
+        });
         let limiter = config
             .max_concurrent_requests
             .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
@@ -157,6 +175,7 @@ impl HttpService {
                 config,
                 policy,
                 limiter,
+                sessions,
             }),
         }
     }

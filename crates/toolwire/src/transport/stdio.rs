@@ -9,13 +9,19 @@
 //! `subscriptions/listen` streams share stdout with everything else, told
 //! apart by their subscription id (the listen request's id); a client ends
 //! one with `notifications/cancelled`. Spec: basic/patterns/subscriptions.mdx
+//!
+//! A legacy client (2025-03-26 to 2025-11-25) opens the process's one legacy
+//! session with `initialize`; from then on its requests (those without the
+//! modern `_meta` version key) are served by `crate::legacy`, and its
+//! responses answer the server-to-client requests of the MRTR shim.
 
+use crate::legacy::{self, Session};
 use crate::server::{Server, Subscription, SubscriptionFrame};
 use bytes::Bytes;
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::io;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -24,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
 use toolwire_proto::types::{
     CancelledNotification, CancelledNotificationParams, Meta, NotificationMethod, RequestMethod,
-    SubscriptionsListenRequest,
+    SubscriptionsListenRequest, removed,
 };
 use toolwire_proto::{
     DecodeError, ErrorObject, Message, Request, RequestId, encode_error, encode_notification,
@@ -38,6 +44,9 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
 
 type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
+/// The process's legacy session, once `initialize` opened it.
+type LegacySlot = OnceLock<Arc<Session>>;
 
 /// Serves `server` on the process's stdin and stdout until stdin closes.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
@@ -60,6 +69,7 @@ where
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
     let writer_task = tokio::spawn(write_loop(writer, out_rx));
     let in_flight: InFlight = Arc::default();
+    let legacy_session = LegacySlot::new();
     let mut tasks = JoinSet::new();
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
@@ -86,7 +96,14 @@ where
                 if line.iter().all(u8::is_ascii_whitespace) {
                     continue;
                 }
-                on_line(&server, &line, &out_tx, &in_flight, &mut tasks);
+                on_line(
+                    &server,
+                    &line,
+                    &out_tx,
+                    &in_flight,
+                    &legacy_session,
+                    &mut tasks,
+                );
             }
         }
         // Reap finished tasks so the set does not grow without bound.
@@ -105,6 +122,10 @@ where
         }
     }
     while tasks.join_next().await.is_some() {}
+    // The session's forwarder holds a writer handle until it closes.
+    if let Some(session) = legacy_session.get() {
+        session.close();
+    }
     drop(out_tx);
     writer_task.await.map_err(io::Error::other)?
 }
@@ -114,6 +135,7 @@ fn on_line(
     line: &[u8],
     out: &mpsc::UnboundedSender<Bytes>,
     in_flight: &InFlight,
+    legacy_session: &LegacySlot,
     tasks: &mut JoinSet<()>,
 ) {
     match Message::from_slice(line) {
@@ -124,6 +146,30 @@ fn on_line(
             let _ = out.send(Bytes::from(encode_error(e.id(), &e.to_error_object())));
         }
         Ok(Message::Request(req)) => {
+            // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+            if let Some(init) = legacy::legacy_initialize(&req) {
+                let reply = match legacy_session.get() {
+                    Some(_) => toolwire_proto::encode_error(
+                        Some(&req.id),
+                        &ErrorObject::invalid_request("the session is already initialized"),
+                    ),
+                    None => {
+                        let version = legacy::negotiate(&init.requested);
+                        let session = Session::new(version, init.capabilities, init.client_info);
+                        let _ = legacy_session.set(Arc::new(session));
+                        toolwire_proto::encode_result(
+                            &req.id,
+                            &legacy::initialize_result(server, version),
+                        )
+                    }
+                };
+                let _ = out.send(Bytes::from(reply));
+                return;
+            }
+            let session = legacy_session
+                .get()
+                .filter(|_| !legacy::has_modern_meta(&req))
+                .cloned();
             let token = CancellationToken::new();
             {
                 let Ok(mut map) = in_flight.lock() else {
@@ -144,14 +190,22 @@ fn on_line(
             let server = server.clone();
             let out = out.clone();
             let in_flight = Arc::clone(in_flight);
-            if req.method == SubscriptionsListenRequest::METHOD {
+            if session.is_none() && req.method == SubscriptionsListenRequest::METHOD {
                 tasks.spawn(listen(server, req, token, out, in_flight));
                 return;
             }
             tasks.spawn(async move {
                 let id = req.id.clone();
+                let handled = async {
+                    match &session {
+                        None => server.handle(req, token.clone(), Some(out.clone())).await,
+                        Some(s) => {
+                            legacy::serve(&server, s, req, token.clone(), Some(out.clone())).await
+                        }
+                    }
+                };
                 let reply = tokio::select! {
-                    reply = server.handle(req, token.clone(), Some(out.clone())) => Some(reply),
+                    reply = handled => Some(reply),
                     () = token.cancelled() => None,
                 };
                 // Free the id before answering, so the client may reuse it
@@ -167,6 +221,15 @@ fn on_line(
             });
         }
         Ok(Message::Notification(n)) => {
+            // Spec (2025-11-25): basic/lifecycle.mdx#initialization — list
+            // changes flow once the client says it is ready.
+            if n.method == removed::INITIALIZED_NOTIFICATION
+                && let Some(session) = legacy_session.get()
+                && !session.has_notifier()
+            {
+                session.set_notifier(Some(out.clone()));
+                session.spawn_forwarder(server.notification_bus());
+            }
             if n.method == CancelledNotification::METHOD {
                 #[derive(Deserialize)]
                 #[serde(rename_all = "camelCase")]
@@ -185,10 +248,12 @@ fn on_line(
                 }
             }
         }
-        Ok(Message::Response(_)) => {
-            // This server sends no requests over stdio at 2026-07-28.
-            tracing::debug!("ignoring unsolicited response on stdin");
-        }
+        Ok(Message::Response(response)) => match legacy_session.get() {
+            // Answers to the MRTR shim's server-to-client requests.
+            Some(session) => session.resolve(response),
+            // A 2026-07-28 server sends no requests over stdio.
+            None => tracing::debug!("ignoring unsolicited response on stdin"),
+        },
     }
 }
 

@@ -4,6 +4,7 @@
 mod abuse;
 mod client;
 mod headers;
+mod legacy;
 mod listen;
 mod status;
 mod stream;

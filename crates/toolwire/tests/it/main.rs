@@ -2,4 +2,5 @@
 
 #[cfg(feature = "http")]
 mod http;
+mod legacy;
 mod mrtr;

@@ -38,6 +38,8 @@ enum Kind {
     Full(Option<Bytes>),
     Sse(Box<SseStream>),
     Listen(Box<ListenStream>),
+    /// Framed SSE bytes from any stream (a legacy session's GET stream).
+    Stream(futures_util::stream::BoxStream<'static, Bytes>),
 }
 
 impl fmt::Debug for HttpBody {
@@ -47,6 +49,7 @@ impl fmt::Debug for HttpBody {
             Kind::Full(_) => "full",
             Kind::Sse(_) => "sse",
             Kind::Listen(_) => "listen",
+            Kind::Stream(_) => "stream",
         };
         f.debug_struct("HttpBody").field("kind", &kind).finish()
     }
@@ -74,6 +77,12 @@ impl HttpBody {
             kind: Kind::Listen(Box::new(stream)),
         }
     }
+
+    pub(super) fn stream(stream: futures_util::stream::BoxStream<'static, Bytes>) -> Self {
+        Self {
+            kind: Kind::Stream(stream),
+        }
+    }
 }
 
 impl Body for HttpBody {
@@ -89,6 +98,10 @@ impl Body for HttpBody {
             Kind::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(stream) => stream.poll_next(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
             Kind::Listen(stream) => stream.poll_next(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Kind::Stream(stream) => stream
+                .as_mut()
+                .poll_next(cx)
+                .map(|o| o.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -98,6 +111,7 @@ impl Body for HttpBody {
             Kind::Full(Some(_)) => false,
             Kind::Sse(stream) => stream.is_done(),
             Kind::Listen(stream) => stream.is_done(),
+            Kind::Stream(_) => false,
         }
     }
 
@@ -105,7 +119,7 @@ impl Body for HttpBody {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => SizeHint::with_exact(0),
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            Kind::Sse(_) | Kind::Listen(_) => SizeHint::default(),
+            Kind::Sse(_) | Kind::Listen(_) | Kind::Stream(_) => SizeHint::default(),
         }
     }
 }

@@ -63,6 +63,15 @@ pub struct HttpConfig {
     /// On shutdown, how long in-flight requests may take to finish before
     /// they are cancelled.
     pub shutdown_grace: Duration,
+    /// Whether legacy (2025-03-26 to 2025-11-25) clients may open sessions
+    /// with `initialize`. Modern requests never use a session either way.
+    pub legacy_sessions: bool,
+    /// How long a legacy session may stay idle (no request, no open GET
+    /// stream) before it expires; later requests with its id get `404`.
+    pub session_idle_timeout: Duration,
+    /// How many legacy sessions may exist at once. Beyond it `initialize`
+    /// gets `503 Service Unavailable` once expired sessions are swept.
+    pub max_sessions: usize,
 }
 
 impl Default for HttpConfig {
@@ -86,7 +95,32 @@ impl HttpConfig {
             read_timeout: Duration::from_secs(30),
             sse_keep_alive: Some(Duration::from_secs(15)),
             shutdown_grace: Duration::from_secs(10),
+            legacy_sessions: true,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 1024,
         }
+    }
+
+    /// Turns legacy sessions on (the default) or off. Off, `initialize` is
+    /// an unknown method, as in a 2026-07-28-only server.
+    #[must_use]
+    pub fn with_legacy_sessions(mut self, enabled: bool) -> Self {
+        self.legacy_sessions = enabled;
+        self
+    }
+
+    /// Sets how long a legacy session may stay idle (default 30 minutes).
+    #[must_use]
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
+    /// Sets how many legacy sessions may exist at once (default 1024).
+    #[must_use]
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max;
+        self
     }
 
     /// Sets the endpoint path. A path without a leading `/` gets one.

@@ -30,6 +30,8 @@ use toolwire_proto::{ErrorCode, ErrorObject, Message, RequestId, encode_error};
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
+/// The legacy session header. Spec (2025-11-25): basic/transports.mdx#session-management
+pub(super) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// The HTTP status for a JSON-RPC reply.
 ///
@@ -52,13 +54,13 @@ pub(super) fn status_for(code: Option<ErrorCode>) -> StatusCode {
     }
 }
 
-fn with_status(status: StatusCode, body: HttpBody) -> Response<HttpBody> {
+pub(super) fn with_status(status: StatusCode, body: HttpBody) -> Response<HttpBody> {
     let mut res = Response::new(body);
     *res.status_mut() = status;
     res
 }
 
-fn json(status: StatusCode, body: Bytes) -> Response<HttpBody> {
+pub(super) fn json(status: StatusCode, body: Bytes) -> Response<HttpBody> {
     let mut res = with_status(status, HttpBody::full(body));
     res.headers_mut().insert(CONTENT_TYPE, JSON);
     res
@@ -87,7 +89,11 @@ fn error_body(id: Option<&RequestId>, error: &ErrorObject) -> Bytes {
         .unwrap_or_else(|_| Bytes::from(encode_error(None, error)))
 }
 
-fn error(status: StatusCode, id: Option<&RequestId>, error: &ErrorObject) -> Response<HttpBody> {
+pub(super) fn error(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    error: &ErrorObject,
+) -> Response<HttpBody> {
     json(status, error_body(id, error))
 }
 
@@ -96,7 +102,7 @@ fn reply(reply: Reply) -> Response<HttpBody> {
     json(status, reply.into_body())
 }
 
-fn timeout_error(after: std::time::Duration) -> ErrorObject {
+pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
     ErrorObject::internal(format!(
         "request timed out after {} ms and was cancelled",
         after.as_millis()
@@ -108,7 +114,7 @@ fn timeout_error(after: std::time::Duration) -> ErrorObject {
 
 /// An early answer: the exchange ends with this response. Boxed to keep
 /// the happy path's `Result`s small.
-type Early = Box<Response<HttpBody>>;
+pub(super) type Early = Box<Response<HttpBody>>;
 
 impl HttpService {
     /// Answers one request. Never fails: every problem is a response.
@@ -119,6 +125,10 @@ impl HttpService {
         B::Error: Into<BoxError>,
     {
         let (parts, body) = req.into_parts();
+        // A legacy session's exchange (POST, GET or DELETE): `legacy.rs`.
+        if self.shared.sessions.is_some() && parts.headers.contains_key(MCP_SESSION_ID) {
+            return self.handle_session(parts, body).await;
+        }
         if let Err(early) = self.check_head(&parts) {
             return *early;
         }
@@ -130,6 +140,21 @@ impl HttpService {
             Ok(request) => request,
             Err(early) => return *early,
         };
+        if self.shared.sessions.is_some()
+            && let Some(early) = self.legacy_without_session(&parts, &request)
+        {
+            return *early;
+        }
+        self.serve_request(&parts, request, permit).await
+    }
+
+    /// The modern pipeline for a decoded request.
+    pub(super) async fn serve_request(
+        &self,
+        parts: &http::request::Parts,
+        request: toolwire_proto::Request,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Response<HttpBody> {
         let prepared = match self.server.prepare(request) {
             Ok(p) => p,
             Err(r) => return reply(r),
@@ -199,7 +224,7 @@ impl HttpService {
 
     /// Takes a place under the concurrent-request limit, or answers 503 at
     /// once: waiting would only pile up connections.
-    fn admit(&self) -> Result<Option<OwnedSemaphorePermit>, Early> {
+    pub(super) fn admit(&self) -> Result<Option<OwnedSemaphorePermit>, Early> {
         let Some(limiter) = &self.shared.limiter else {
             return Ok(None);
         };
@@ -419,7 +444,7 @@ impl HttpService {
 
 /// Runs the server pipeline, turning a panicking handler into `-32603`
 /// instead of a dropped connection.
-async fn execute(
+pub(super) async fn execute(
     server: &Server,
     p: Prepared,
     token: CancellationToken,
@@ -441,7 +466,7 @@ async fn execute(
     }
 }
 
-fn sse(body: HttpBody) -> Response<HttpBody> {
+pub(super) fn sse(body: HttpBody) -> Response<HttpBody> {
     let mut res = with_status(StatusCode::OK, body);
     let headers = res.headers_mut();
     headers.insert(CONTENT_TYPE, EVENT_STREAM);

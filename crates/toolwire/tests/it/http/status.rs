@@ -151,11 +151,27 @@ async fn get_and_delete_are_405_allowing_post() {
         let resp = Req::raw(method, "/mcp", Vec::new())
             .add("Accept", "text/event-stream")
             .add("Mcp-Session-Id", "abc")
+            .add("MCP-Protocol-Version", "2026-07-28")
             .send(s.addr)
             .await;
         assert_eq!(resp.status, 405, "{method}");
         assert_eq!(resp.header("allow"), Some("POST"));
         assert!(resp.header("mcp-session-id").is_none());
+        // Without a session id there is no legacy session either.
+        let resp = Req::raw(method, "/mcp", Vec::new())
+            .add("Accept", "text/event-stream")
+            .send(s.addr)
+            .await;
+        assert_eq!(resp.status, 405, "{method}");
+    }
+    // A legacy GET or DELETE naming an unknown session is 404.
+    for method in ["GET", "DELETE"] {
+        let resp = Req::raw(method, "/mcp", Vec::new())
+            .add("Accept", "text/event-stream")
+            .add("Mcp-Session-Id", "abc")
+            .send(s.addr)
+            .await;
+        assert_eq!(resp.status, 404, "{method}");
     }
 }
 

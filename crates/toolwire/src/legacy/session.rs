@@ -1,0 +1,262 @@
+//! One legacy session: what `initialize` negotiated, the session-wide log
+//! level and resource subscriptions, the server-to-client requests awaiting
+//! an answer, and where unsolicited notifications go.
+//!
+//! Never hold a lock across an await: the client's answer to a
+//! server-to-client request arrives while the request that sent it waits.
+
+use crate::bus::{BusEvent, ListChanged, NotificationBus};
+use bytes::Bytes;
+use futures_util::StreamExt as _;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::types::{
+    CancelledNotification, ClientCapabilities, Implementation, LoggingLevel, NotificationMethod,
+    PromptListChangedNotification, ResourceListChangedNotification, ResourceUpdatedNotification,
+    ToolListChangedNotification,
+};
+use toolwire_proto::{
+    ErrorCode, ErrorObject, RequestId, Response, encode_notification, encode_request,
+};
+
+type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
+
+/// A legacy session. Shared by every request of the session.
+#[derive(Debug)]
+pub(crate) struct Session {
+    version: &'static str,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    log_level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<HashSet<String>>,
+    pending: Mutex<HashMap<RequestId, Waiter>>,
+    next_id: AtomicI64,
+    /// The stdio writer, or the HTTP session's open GET stream.
+    notifier: Mutex<Option<UnboundedSender<Bytes>>>,
+    closed: CancellationToken,
+}
+
+impl Session {
+    pub(crate) fn new(
+        version: &'static str,
+        capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+    ) -> Self {
+        Self {
+            version,
+            capabilities,
+            client_info,
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(HashSet::new()),
+            pending: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(0),
+            notifier: Mutex::new(None),
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// The negotiated protocol version.
+    pub(crate) fn version(&self) -> &'static str {
+        self.version
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub(crate) fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    pub(crate) fn client_info(&self) -> Option<&Implementation> {
+        self.client_info.as_ref()
+    }
+
+    /// The level `logging/setLevel` set; `None` (no log messages) before.
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.lock().ok().and_then(|l| *l)
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        if let Ok(mut l) = self.log_level.lock() {
+            *l = Some(level);
+        }
+    }
+
+    pub(crate) fn subscribe(&self, uri: &str) {
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.insert(uri.to_owned());
+        }
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        if let Ok(mut s) = self.subscriptions.lock() {
+            s.remove(uri);
+        }
+    }
+
+    /// Whether an update of `uri` concerns a subscription: the URI itself or
+    /// a sub-resource of a subscribed one.
+    fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions.lock().is_ok_and(|s| {
+            s.iter()
+                .any(|sub| uri == sub || uri.starts_with(&format!("{sub}/")))
+        })
+    }
+
+    /// Where unsolicited notifications go from now on.
+    pub(crate) fn set_notifier(&self, tx: Option<UnboundedSender<Bytes>>) {
+        if let Ok(mut n) = self.notifier.lock() {
+            *n = tx;
+        }
+    }
+
+    /// Whether a notifier is attached and still open.
+    pub(crate) fn has_notifier(&self) -> bool {
+        self.notifier
+            .lock()
+            .is_ok_and(|n| n.as_ref().is_some_and(|tx| !tx.is_closed()))
+    }
+
+    fn notify(&self, msg: Vec<u8>) {
+        if let Ok(n) = self.notifier.lock()
+            && let Some(tx) = n.as_ref()
+        {
+            let _ = tx.send(Bytes::from(msg));
+        }
+    }
+
+    /// Ends the session: the forwarder stops, the notifier is dropped, and
+    /// every waiting server-to-client request fails.
+    pub(crate) fn close(&self) {
+        self.closed.cancel();
+        self.set_notifier(None);
+        if let Ok(mut p) = self.pending.lock() {
+            p.clear();
+        }
+    }
+
+    pub(crate) fn closed(&self) -> &CancellationToken {
+        &self.closed
+    }
+
+    /// Forwards list changes and updates of subscribed resources to the
+    /// notifier as plain notifications until the session closes.
+    pub(crate) fn spawn_forwarder(self: &Arc<Self>, bus: &Arc<dyn NotificationBus>) {
+        let mut events = bus.subscribe();
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    () = this.closed.cancelled() => break,
+                    e = events.next() => match e { Some(e) => e, None => break },
+                };
+                let method = match &event {
+                    BusEvent::ListChanged {
+                        list: ListChanged::Tools,
+                    } => ToolListChangedNotification::METHOD,
+                    BusEvent::ListChanged {
+                        list: ListChanged::Prompts,
+                    } => PromptListChangedNotification::METHOD,
+                    BusEvent::ListChanged {
+                        list: ListChanged::Resources,
+                    } => ResourceListChangedNotification::METHOD,
+                    BusEvent::ResourceUpdated { uri } => {
+                        // Spec (2025-11-25): server/resources.mdx#subscriptions
+                        if this.is_subscribed(uri) {
+                            let params = json!({ "uri": uri });
+                            this.notify(encode_notification(
+                                ResourceUpdatedNotification::METHOD,
+                                Some(&params),
+                            ));
+                        }
+                        continue;
+                    }
+                };
+                this.notify(encode_notification::<Value>(method, None));
+            }
+        });
+    }
+
+    /// Routes the client's answer to the server-to-client request it
+    /// answers. Unknown ids are dropped.
+    pub(crate) fn resolve(&self, response: Response) {
+        let Some(id) = response.id else {
+            return;
+        };
+        let waiter = self.pending.lock().ok().and_then(|mut p| p.remove(&id));
+        let Some(waiter) = waiter else {
+            tracing::debug!(%id, "a response to no pending request");
+            return;
+        };
+        let outcome = response.outcome.and_then(|raw| {
+            serde_json::from_str(raw.get())
+                .map_err(|e| ErrorObject::invalid_params(format!("unreadable result: {e}")))
+        });
+        let _ = waiter.send(outcome);
+    }
+
+    /// Sends a server-to-client request on `out` and waits for the answer,
+    /// at most `timeout`. Cancelling `cancel` abandons it and tells the
+    /// client with `notifications/cancelled`.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Option<&Value>,
+        out: &UnboundedSender<Bytes>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<Value, ErrorObject> {
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.pending.lock() {
+            p.insert(id.clone(), tx);
+        }
+        if out
+            .send(Bytes::from(encode_request(&id, method, params)))
+            .is_err()
+        {
+            self.forget(&id);
+            return Err(ErrorObject::internal("the client connection is gone"));
+        }
+        let outcome = tokio::select! {
+            r = tokio::time::timeout(timeout, rx) => r,
+            () = cancel.cancelled() => {
+                self.forget(&id);
+                let params = json!({ "requestId": id, "reason": "the request that needed it was cancelled" });
+                let _ = out.send(Bytes::from(encode_notification(CancelledNotification::METHOD, Some(&params))));
+                return Err(ErrorObject::internal("cancelled"));
+            }
+        };
+        match outcome {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(_)) => Err(ErrorObject::internal(
+                "the session ended before the client answered",
+            )),
+            Err(_) => {
+                self.forget(&id);
+                let params = json!({ "requestId": id, "reason": "timed out" });
+                let _ = out.send(Bytes::from(encode_notification(
+                    CancelledNotification::METHOD,
+                    Some(&params),
+                )));
+                Err(ErrorObject::new(
+                    ErrorCode(-32001),
+                    format!(
+                        "the client did not answer {method} within {} ms",
+                        timeout.as_millis()
+                    ),
+                ))
+            }
+        }
+    }
+
+    fn forget(&self, id: &RequestId) {
+        if let Ok(mut p) = self.pending.lock() {
+            p.remove(id);
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! Legacy sessions on the Streamable HTTP endpoint, in the 2025-03-26 to
+//! 2025-11-25 shape, beside the stateless 2026-07-28 requests.
+//!
+//! - A legacy `initialize` (no `Mcp-Session-Id` needed) mints a random
+//!   session id, returned in `Mcp-Session-Id`.
+//! - A POST with `Mcp-Session-Id` whose `_meta` has no modern version key is
+//!   served in that session: unknown or expired id `404`; JSON-RPC errors
+//!   with `200`; notifications and the client's responses `202`. The
+//!   response is JSON, or an SSE stream once the request emits a progress or
+//!   log notification or a server-to-client request (the MRTR shim's), with
+//!   the result last.
+//! - GET with the id opens the session's standalone SSE stream: list
+//!   changes and updates of subscribed resources. DELETE ends the session.
+//! - A modern request ignores `Mcp-Session-Id`, and a request without one
+//!   that says it is legacy (`MCP-Protocol-Version` of 2025) gets `400`.
+//!
+//! Spec (2025-11-25): basic/transports.mdx#streamable-http,
+//! #session-management, #listening-for-messages-from-the-server; (2026-07-28)
+//! basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+
+use super::body::{HttpBody, KEEP_ALIVE, ReplyFuture, SseStream, push_event};
+use super::handle::{Early, MCP_SESSION_ID, error, json, sse, with_status};
+use super::negotiate::{accepts_json_and_sse, is_json_content_type};
+use super::read::{ReadError, read_limited};
+use super::sessions::SessionStore;
+use super::{BoxError, HttpService};
+use crate::legacy::{self, InitializeParams, LEGACY_PROTOCOL_VERSIONS, Session};
+use crate::server::Reply;
+use bytes::{Bytes, BytesMut};
+use futures_util::FutureExt as _;
+use http::header::{ACCEPT, RETRY_AFTER};
+use http::request::Parts;
+use http::{HeaderValue, Method, Response, StatusCode};
+use http_body::Body;
+use std::future::poll_fn;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::task::Poll;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::meta::PROTOCOL_VERSION;
+use toolwire_proto::{ErrorObject, Message, Request, encode_result};
+
+const VERSION_HEADER: &str = "mcp-protocol-version";
+
+fn version_header(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+}
+
+fn plain(status: StatusCode, text: &'static str) -> Response<HttpBody> {
+    let mut res = with_status(status, HttpBody::full(Bytes::from_static(text.as_bytes())));
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
+}
+
+impl HttpService {
+    fn sessions(&self) -> Option<&SessionStore> {
+        self.shared.sessions.as_ref()
+    }
+
+    /// A POST without `Mcp-Session-Id` that belongs to the legacy era: a
+    /// legacy `initialize`, or a legacy request missing its session id.
+    pub(super) fn legacy_without_session(&self, parts: &Parts, request: &Request) -> Option<Early> {
+        if let Some(init) = legacy::legacy_initialize(request) {
+            return Some(Box::new(self.initialize(parts, request, init)));
+        }
+        let version = version_header(parts)?;
+        if LEGACY_PROTOCOL_VERSIONS.contains(&version) && !legacy::has_modern_meta(request) {
+            return Some(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Mcp-Session-Id is required",
+            )));
+        }
+        None
+    }
+
+    /// Opens a session. Spec (2025-11-25): basic/lifecycle.mdx#initialization
+    fn initialize(
+        &self,
+        parts: &Parts,
+        request: &Request,
+        init: InitializeParams,
+    ) -> Response<HttpBody> {
+        if version_header(parts).is_some_and(|h| h != init.requested) {
+            let e = ErrorObject::invalid_request(
+                "Bad Request: MCP-Protocol-Version differs from params.protocolVersion",
+            );
+            return error(StatusCode::BAD_REQUEST, Some(&request.id), &e);
+        }
+        let Some(store) = self.sessions() else {
+            return plain(StatusCode::NOT_FOUND, "Not Found");
+        };
+        let version = legacy::negotiate(&init.requested);
+        let session = Arc::new(Session::new(version, init.capabilities, init.client_info));
+        let Ok(id) = store.create(Arc::clone(&session)) else {
+            let e = ErrorObject::internal("Service Unavailable: too many sessions; retry later");
+            let mut res = error(StatusCode::SERVICE_UNAVAILABLE, Some(&request.id), &e);
+            res.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            return res;
+        };
+        session.spawn_forwarder(self.server.notification_bus());
+        let body = encode_result(
+            &request.id,
+            &legacy::initialize_result(&self.server, version),
+        );
+        let mut res = json(StatusCode::OK, Bytes::from(body));
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            res.headers_mut().insert(MCP_SESSION_ID, value);
+        }
+        res
+    }
+
+    /// Any exchange that carries `Mcp-Session-Id`.
+    pub(super) async fn handle_session<B>(self, parts: Parts, body: B) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let config = &self.shared.config;
+        if config
+            .path
+            .as_deref()
+            .is_some_and(|p| p != parts.uri.path())
+        {
+            return with_status(StatusCode::NOT_FOUND, HttpBody::empty());
+        }
+        // Spec (2025-11-25): basic/transports.mdx#security-warning
+        if self
+            .shared
+            .policy
+            .check(parts.uri.authority(), &parts.headers)
+            .is_err()
+        {
+            let e = ErrorObject::invalid_request("Forbidden: Host or Origin is not allowed");
+            return error(StatusCode::FORBIDDEN, None, &e);
+        }
+        let modern = version_header(&parts) == Some(PROTOCOL_VERSION);
+        let sid = parts
+            .headers
+            .get(MCP_SESSION_ID)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        match parts.method {
+            Method::GET if !modern => self.open_stream(&parts, &sid),
+            Method::DELETE if !modern => match self.sessions().is_some_and(|s| s.remove(&sid)) {
+                true => with_status(StatusCode::ACCEPTED, HttpBody::empty()),
+                false => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
+            },
+            Method::POST => self.session_post(parts, body, &sid, modern).await,
+            _ => {
+                let mut res = plain(StatusCode::METHOD_NOT_ALLOWED, "Method Not Allowed");
+                res.headers_mut().insert(
+                    http::header::ALLOW,
+                    HeaderValue::from_static(if modern { "POST" } else { "GET, POST, DELETE" }),
+                );
+                res
+            }
+        }
+    }
+
+    async fn session_post<B>(
+        self,
+        parts: Parts,
+        body: B,
+        sid: &str,
+        modern: bool,
+    ) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        if !accepts_json_and_sse(&parts.headers) {
+            let e = ErrorObject::invalid_request(
+                "Not Acceptable: Accept must list both application/json and text/event-stream",
+            );
+            return error(StatusCode::NOT_ACCEPTABLE, None, &e);
+        }
+        if !is_json_content_type(&parts.headers) {
+            let e = ErrorObject::invalid_request(
+                "Unsupported Media Type: Content-Type must be application/json",
+            );
+            return error(StatusCode::UNSUPPORTED_MEDIA_TYPE, None, &e);
+        }
+        let permit = match self.admit() {
+            Ok(permit) => permit,
+            Err(early) => return *early,
+        };
+        let config = &self.shared.config;
+        let bytes = match tokio::time::timeout(
+            config.read_timeout,
+            read_limited(body, config.max_body_bytes),
+        )
+        .await
+        {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => {
+                let e = ErrorObject::invalid_request("Payload Too Large");
+                return error(StatusCode::PAYLOAD_TOO_LARGE, None, &e);
+            }
+            Ok(Err(ReadError::Failed(_))) | Err(_) => {
+                let e = ErrorObject::parse_error("the request body could not be read");
+                return error(StatusCode::BAD_REQUEST, None, &e);
+            }
+        };
+        let message = match Message::from_slice_with_max_depth(&bytes, config.max_json_depth) {
+            Ok(m) => m,
+            Err(e) => return error(StatusCode::BAD_REQUEST, e.id(), &e.to_error_object()),
+        };
+        let request = match message {
+            Message::Request(r) => r,
+            // Spec (2025-11-25): basic/transports.mdx#sending-messages-to-the-server
+            // — accepted notifications and responses get 202.
+            Message::Notification(_) => {
+                return match self.sessions().and_then(|s| s.get(sid)) {
+                    Some(_) => with_status(StatusCode::ACCEPTED, HttpBody::empty()),
+                    None if modern => with_status(StatusCode::ACCEPTED, HttpBody::empty()),
+                    None => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
+                };
+            }
+            Message::Response(r) => {
+                return match self.sessions().and_then(|s| s.get(sid)) {
+                    Some(session) => {
+                        session.resolve(r);
+                        with_status(StatusCode::ACCEPTED, HttpBody::empty())
+                    }
+                    None => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
+                };
+            }
+        };
+        // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+        // — a modern request is served statelessly whatever session it names.
+        if modern || legacy::has_modern_meta(&request) {
+            return self.serve_request(&parts, request, permit).await;
+        }
+        if let Some(init) = legacy::legacy_initialize(&request) {
+            return self.initialize(&parts, &request, init);
+        }
+        if let Some(v) = version_header(&parts)
+            && !LEGACY_PROTOCOL_VERSIONS.contains(&v)
+        {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: Unsupported MCP-Protocol-Version",
+            );
+        }
+        let Some(session) = self.sessions().and_then(|s| s.get(sid)) else {
+            return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+        };
+        self.run_legacy(session, request, permit).await
+    }
+
+    /// Serves one legacy request: JSON when the result comes first, else an
+    /// SSE stream that carries the request's notifications and
+    /// server-to-client requests, then its result. Always `200`.
+    async fn run_legacy(
+        &self,
+        session: Arc<Session>,
+        request: Request,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Response<HttpBody> {
+        let (tx, mut notes) = mpsc::unbounded_channel::<Bytes>();
+        let token = CancellationToken::new();
+        let server = self.server.clone();
+        let child = token.clone();
+        let id = request.id.clone();
+        let mut handler: ReplyFuture = Box::pin(async move {
+            let run = legacy::serve(&server, &session, request, child, Some(tx));
+            match AssertUnwindSafe(run).catch_unwind().await {
+                Ok(reply) => reply,
+                Err(_) => {
+                    tracing::error!(id = %id, "a request handler panicked");
+                    Reply::error(
+                        Some(&id),
+                        &ErrorObject::internal("the request handler panicked"),
+                    )
+                }
+            }
+        });
+        let guard = token.clone().drop_guard();
+        enum First {
+            Reply(Reply),
+            Note(Bytes),
+        }
+        let first = poll_fn(|cx| {
+            if let Poll::Ready(r) = handler.as_mut().poll(cx) {
+                return Poll::Ready(First::Reply(r));
+            }
+            if let Poll::Ready(Some(note)) = notes.poll_recv(cx) {
+                return Poll::Ready(First::Note(note));
+            }
+            Poll::Pending
+        })
+        .await;
+        let mut queued = BytesMut::new();
+        let handler = match first {
+            First::Reply(r) => {
+                let Ok(note) = notes.try_recv() else {
+                    guard.disarm();
+                    // Spec (2025-11-25): JSON-RPC errors travel with 200.
+                    return json(StatusCode::OK, r.into_body());
+                };
+                push_event(&mut queued, &note);
+                while let Ok(note) = notes.try_recv() {
+                    push_event(&mut queued, &note);
+                }
+                push_event(&mut queued, r.body());
+                None
+            }
+            First::Note(note) => {
+                push_event(&mut queued, &note);
+                Some(handler)
+            }
+        };
+        let keep_alive = self.shared.config.sse_keep_alive;
+        let stream = SseStream::new(handler, notes, queued, token, None, keep_alive, permit);
+        guard.disarm();
+        sse(HttpBody::sse(stream))
+    }
+
+    /// The session's standalone stream. Spec (2025-11-25):
+    /// basic/transports.mdx#listening-for-messages-from-the-server
+    fn open_stream(&self, parts: &Parts, sid: &str) -> Response<HttpBody> {
+        let accepts = parts.headers.get_all(ACCEPT).iter().any(|v| {
+            v.to_str()
+                .is_ok_and(|s| s.contains("text/event-stream") || s.contains("*/*"))
+        });
+        if !accepts {
+            return plain(
+                StatusCode::NOT_ACCEPTABLE,
+                "Not Acceptable: Accept must list text/event-stream",
+            );
+        }
+        let Some(session) = self.sessions().and_then(|s| s.get(sid)) else {
+            return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+        };
+        let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
+        session.set_notifier(Some(tx));
+        let closed = session.closed().clone();
+        let shutdown = self.server.inner.closing.clone();
+        let every = self.shared.config.sse_keep_alive;
+        let stream = futures_util::stream::unfold(
+            (rx, closed, shutdown),
+            move |(mut rx, closed, shutdown)| async move {
+                let keep_alive = async {
+                    match every {
+                        Some(d) => tokio::time::sleep(d).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                let out = tokio::select! {
+                    () = closed.cancelled() => return None,
+                    () = shutdown.cancelled() => return None,
+                    msg = rx.recv() => {
+                        let msg = msg?;
+                        let mut buf = BytesMut::new();
+                        push_event(&mut buf, &msg);
+                        buf.freeze()
+                    }
+                    () = keep_alive => Bytes::from_static(KEEP_ALIVE),
+                };
+                Some((out, (rx, closed, shutdown)))
+            },
+        );
+        sse(HttpBody::stream(Box::pin(stream)))
+    }
+}

@@ -1,0 +1,94 @@
+//! A legacy (initialize-based) client on stdio: the modern discover probe
+//! first, then `initialize`, the legacy-only methods, and an MRTR tool
+//! served through real server-to-client requests.
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use toolwire::{
+    ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolResult,
+};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Confirm {
+    confirm: bool,
+}
+
+fn server() -> Server {
+    let server = Server::new(ServerConfig::new("legacy-it", "0.0.0"));
+    let tool = Tool::builder("confirm")
+        .input_schema(json!({"type":"object"}))
+        .handler(|_: Value, cx: RequestContext| async move {
+            Ok::<ToolResult, toolwire::ToolError>(
+                match cx.input::<ElicitAnswer<Confirm>>("ok")? {
+                    Some(ElicitAnswer::Accept(c)) if c.confirm => ToolResult::text("confirmed"),
+                    Some(_) => ToolResult::text("declined"),
+                    None => InputRequired::new().elicit::<Confirm>("ok", "Sure?").into(),
+                },
+            )
+        })
+        .expect("tool");
+    server.add_tool(tool).expect("registered");
+    server
+}
+
+#[tokio::test]
+async fn discover_probe_then_initialize_then_the_elicitation_shim() {
+    let (client, server_side) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(toolwire::serve_io(server(), server_read, server_write));
+    let (read, mut write) = tokio::io::split(client);
+    let mut lines = BufReader::new(read).lines();
+    let mut send = async |v: Value| {
+        let mut line = serde_json::to_vec(&v).expect("json");
+        line.push(b'\n');
+        write.write_all(&line).await.expect("write");
+    };
+    let mut recv = async || -> Value {
+        let line = lines.next_line().await.expect("read").expect("a line");
+        serde_json::from_str(&line).expect("json line")
+    };
+
+    send(
+        json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}),
+    )
+    .await;
+    let probe = recv().await;
+    assert_eq!(probe["result"]["supportedVersions"][0], "2026-07-28");
+
+    send(
+        json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"it","version":"1"}}}),
+    )
+    .await;
+    let init = recv().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+
+    send(json!({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}))
+        .await;
+    assert_eq!(recv().await["result"], json!({}));
+
+    send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{}}})).await;
+    let ask = recv().await;
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}})).await;
+    let done = recv().await;
+    assert_eq!(done["id"], 4);
+    assert_eq!(done["result"]["content"][0]["text"], "confirmed");
+    assert!(done["result"].get("resultType").is_none(), "{done}");
+
+    // A modern request on the same process is still served statelessly.
+    send(
+        json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{
+        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities":{}}}}),
+    )
+    .await;
+    assert_eq!(recv().await["result"]["resultType"], "complete");
+
+    write.shutdown().await.expect("eof");
+    serving.await.expect("joined").expect("served");
+}

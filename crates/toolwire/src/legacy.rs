@@ -27,9 +27,10 @@ pub(crate) use negotiate::{InitializeParams, initialize_result, negotiate, parse
 pub(crate) use session::Session;
 pub(crate) use shim::serve;
 
-use toolwire_proto::Request;
+use serde::Deserialize;
 use toolwire_proto::meta::PROTOCOL_VERSION_KEY;
-use toolwire_proto::types::removed;
+use toolwire_proto::types::{CancelledNotification, NotificationMethod as _, removed};
+use toolwire_proto::{Notification, Request, RequestId};
 
 /// Whether the request's params mention the modern `_meta` version key: a
 /// substring scan of the raw params, no parse. Spec:
@@ -50,4 +51,21 @@ pub(crate) fn legacy_initialize(req: &Request) -> Option<InitializeParams> {
         return None;
     }
     parse_initialize(req)
+}
+
+/// The request a legacy `notifications/cancelled` names, or `None` for any
+/// other notification (a modern one included).
+pub(crate) fn cancelled_request_id(n: &Notification) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Cancelled {
+        request_id: RequestId,
+    }
+    let params = n.params.as_ref()?.get();
+    if n.method != CancelledNotification::METHOD || params.contains(PROTOCOL_VERSION_KEY) {
+        return None;
+    }
+    serde_json::from_str::<Cancelled>(params)
+        .ok()
+        .map(|c| c.request_id)
 }

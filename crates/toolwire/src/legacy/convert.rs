@@ -5,20 +5,25 @@
 //! `structuredContent` and `outputSchema` only where the negotiated schema
 //! has them (2025-06-18 on) and only as objects, which those schemas require.
 //! Errors: `-32021` does not exist before 2026-07-28 and becomes `-32600`;
-//! an unknown resource is `-32002`.
+//! an unknown resource is `-32002`. The shim's server-to-client requests:
+//! a form `elicitation/create` has no `mode` before 2025-11-25.
 //!
 //! Spec (2025-11-25): schema.ts `CallToolResult.structuredContent`,
-//! `Tool.outputSchema` (`type: "object"`); server/resources.mdx#error-handling.
+//! `Tool.outputSchema` (`type: "object"`); server/resources.mdx#error-handling;
+//! (2025-06-18) schema.ts `ElicitRequest`.
 
 use crate::server::Reply;
 use serde_json::{Map, Value};
 use toolwire_proto::meta::SERVER_INFO_KEY;
-use toolwire_proto::types::ReadResourceRequest;
 use toolwire_proto::types::RequestMethod as _;
+use toolwire_proto::types::{ElicitRequest, ReadResourceRequest};
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
 /// The revision that introduced structured tool output.
 const STRUCTURED_SINCE: &str = "2025-06-18";
+
+/// The revision that added `mode` to `elicitation/create` (URL mode).
+const ELICIT_MODE_SINCE: &str = "2025-11-25";
 
 /// `-32002`: the legacy "resource not found".
 const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
@@ -80,6 +85,22 @@ pub(crate) fn error(method: &str, mut error: ErrorObject) -> ErrorObject {
     error
 }
 
+/// The params of a server-to-client request of the MRTR shim, in the
+/// negotiated revision: before 2025-11-25 a form elicitation has no `mode`
+/// (a URL-mode one is left as it is; the capability gate only lets it
+/// through to a client that declared it).
+pub(crate) fn input_request(version: &str, method: &str, params: Option<&Value>) -> Option<Value> {
+    let mut params = params.cloned();
+    if version < ELICIT_MODE_SINCE
+        && method == ElicitRequest::METHOD
+        && let Some(Value::Object(p)) = &mut params
+        && p.get("mode").and_then(Value::as_str) == Some("form")
+    {
+        p.remove("mode");
+    }
+    params
+}
+
 /// Encodes a result for the legacy peer.
 pub(crate) fn reply(version: &str, id: &RequestId, value: Value) -> Reply {
     Reply::result(id, &result(version, value))
@@ -117,6 +138,24 @@ mod tests {
             result("2025-11-25", json!({"resultType":"complete"})),
             json!({})
         );
+    }
+
+    #[test]
+    fn form_elicitations_lose_mode_before_2025_11_25() {
+        let form = json!({"mode":"form","message":"Sure?","requestedSchema":{"type":"object"}});
+        let old = input_request("2025-06-18", "elicitation/create", Some(&form));
+        assert_eq!(
+            old,
+            Some(json!({"message":"Sure?","requestedSchema":{"type":"object"}}))
+        );
+        let new = input_request("2025-11-25", "elicitation/create", Some(&form));
+        assert_eq!(new.as_ref(), Some(&form));
+        let url =
+            json!({"mode":"url","message":"Go","url":"https://example.com","elicitationId":"e"});
+        let kept = input_request("2025-06-18", "elicitation/create", Some(&url));
+        assert_eq!(kept.as_ref(), Some(&url));
+        let roots = input_request("2025-03-26", "roots/list", None);
+        assert_eq!(roots, None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! One legacy session: what `initialize` negotiated, the session-wide log
 //! level and resource subscriptions, the server-to-client requests awaiting
-//! an answer, and where unsolicited notifications go.
+//! an answer, the client's requests in flight (for `notifications/cancelled`
+//! over HTTP), and where unsolicited notifications go.
 //!
 //! Never hold a lock across an await: the client's answer to a
 //! server-to-client request arrives while the request that sent it waits.
@@ -37,6 +38,9 @@ pub(crate) struct Session {
     subscriptions: Mutex<HashSet<String>>,
     pending: Mutex<HashMap<RequestId, Waiter>>,
     next_id: AtomicI64,
+    /// The client's requests in flight on HTTP, by id. (stdio keeps its own
+    /// map for both eras.)
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     /// The stdio writer, or the HTTP session's open GET stream.
     notifier: Mutex<Option<UnboundedSender<Bytes>>>,
     closed: CancellationToken,
@@ -56,6 +60,7 @@ impl Session {
             subscriptions: Mutex::new(HashSet::new()),
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicI64::new(0),
+            in_flight: Mutex::new(HashMap::new()),
             notifier: Mutex::new(None),
             closed: CancellationToken::new(),
         }
@@ -121,11 +126,11 @@ impl Session {
             .is_ok_and(|n| n.as_ref().is_some_and(|tx| !tx.is_closed()))
     }
 
-    fn notify(&self, msg: Vec<u8>) {
+    fn notify(&self, msg: impl Into<Bytes>) {
         if let Ok(n) = self.notifier.lock()
             && let Some(tx) = n.as_ref()
         {
-            let _ = tx.send(Bytes::from(msg));
+            let _ = tx.send(msg.into());
         }
     }
 
@@ -200,8 +205,10 @@ impl Session {
     }
 
     /// Sends a server-to-client request on `out` and waits for the answer,
-    /// at most `timeout`. Cancelling `cancel` abandons it and tells the
-    /// client with `notifications/cancelled`.
+    /// at most `timeout`. However the wait ends without an answer (the
+    /// timeout, `cancel`, or the future dropped with the request that needed
+    /// it), the request is forgotten and the client is told with
+    /// `notifications/cancelled`.
     pub(crate) async fn request(
         &self,
         method: &str,
@@ -222,27 +229,30 @@ impl Session {
             self.forget(&id);
             return Err(ErrorObject::internal("the client connection is gone"));
         }
+        let mut outstanding = Outstanding {
+            session: self,
+            id: Some(id),
+            out,
+            reason: "the request that needed it was cancelled",
+        };
         let outcome = tokio::select! {
             r = tokio::time::timeout(timeout, rx) => r,
-            () = cancel.cancelled() => {
-                self.forget(&id);
-                let params = json!({ "requestId": id, "reason": "the request that needed it was cancelled" });
-                let _ = out.send(Bytes::from(encode_notification(CancelledNotification::METHOD, Some(&params))));
-                return Err(ErrorObject::internal("cancelled"));
-            }
+            () = cancel.cancelled() => return Err(ErrorObject::internal("cancelled")),
         };
         match outcome {
-            Ok(Ok(answer)) => answer,
-            Ok(Err(_)) => Err(ErrorObject::internal(
-                "the session ended before the client answered",
-            )),
+            Ok(Ok(answer)) => {
+                outstanding.id = None;
+                answer
+            }
+            Ok(Err(_)) => {
+                // The session closed: there is nobody left to tell.
+                outstanding.id = None;
+                Err(ErrorObject::internal(
+                    "the session ended before the client answered",
+                ))
+            }
             Err(_) => {
-                self.forget(&id);
-                let params = json!({ "requestId": id, "reason": "timed out" });
-                let _ = out.send(Bytes::from(encode_notification(
-                    CancelledNotification::METHOD,
-                    Some(&params),
-                )));
+                outstanding.reason = "timed out";
                 Err(ErrorObject::new(
                     ErrorCode(-32001),
                     format!(
@@ -254,9 +264,93 @@ impl Session {
         }
     }
 
+    /// Registers the client request `id` as in flight until the returned
+    /// guard drops, so that `notifications/cancelled` naming it cancels
+    /// `token`. `None` if another request of the session is in flight with
+    /// the same id (cancellation is addressed by id).
+    pub(crate) fn track(
+        self: &Arc<Self>,
+        id: &RequestId,
+        token: &CancellationToken,
+    ) -> Option<InFlight> {
+        let mut map = self.in_flight.lock().ok()?;
+        if map.get(id).is_some_and(|t| !t.is_cancelled()) {
+            return None;
+        }
+        map.insert(id.clone(), token.clone());
+        Some(InFlight {
+            session: Arc::clone(self),
+            id: id.clone(),
+            token: token.clone(),
+        })
+    }
+
+    /// Cancels the client request `id` if it is in flight. Spec
+    /// (2025-11-25): basic/utilities/cancellation.mdx — a notification for
+    /// an unknown or finished request is ignored.
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        let token = self
+            .in_flight
+            .lock()
+            .ok()
+            .and_then(|map| map.get(id).cloned());
+        match token {
+            Some(token) => token.cancel(),
+            None => tracing::debug!(%id, "notifications/cancelled for no request in flight"),
+        }
+    }
+
     fn forget(&self, id: &RequestId) {
         if let Ok(mut p) = self.pending.lock() {
             p.remove(id);
+        }
+    }
+}
+
+/// A server-to-client request still waiting for its answer. Dropped while
+/// `id` is set, it withdraws the request: the waiter is forgotten and the
+/// client gets `notifications/cancelled`, on the request's own channel or,
+/// when that is gone (an HTTP response stream the client closed), on the
+/// session's stream. Spec (2025-11-25): basic/utilities/cancellation.mdx
+struct Outstanding<'a> {
+    session: &'a Session,
+    id: Option<RequestId>,
+    out: &'a UnboundedSender<Bytes>,
+    reason: &'static str,
+}
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else {
+            return;
+        };
+        self.session.forget(&id);
+        let params = json!({ "requestId": id, "reason": self.reason });
+        let msg = Bytes::from(encode_notification(
+            CancelledNotification::METHOD,
+            Some(&params),
+        ));
+        if let Err(unsent) = self.out.send(msg) {
+            self.session.notify(unsent.0);
+        }
+    }
+}
+
+/// A client request registered by [`Session::track`]; dropping it
+/// unregisters the request.
+#[derive(Debug)]
+pub(crate) struct InFlight {
+    session: Arc<Session>,
+    id: RequestId,
+    token: CancellationToken,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Ok(mut map) = self.session.in_flight.lock()
+            && map.get(&self.id).is_some_and(|t| *t == self.token)
+        {
+            map.remove(&self.id);
         }
     }
 }

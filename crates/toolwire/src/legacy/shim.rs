@@ -197,8 +197,9 @@ async fn ask(
         let Some(method) = request.get("method").and_then(Value::as_str) else {
             continue;
         };
+        let params = convert::input_request(session.version(), method, request.get("params"));
         let answer = session
-            .request(method, request.get("params"), out, timeout, cancel)
+            .request(method, params.as_ref(), out, timeout, cancel)
             .await
             .map_err(|e| {
                 ErrorObject::internal(format!(

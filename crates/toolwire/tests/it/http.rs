@@ -17,7 +17,10 @@ use tokio::net::TcpListener;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio::task::JoinHandle;
 use toolwire::proto::types::LoggingLevel;
-use toolwire::{HttpConfig, RequestContext, Server, ServerConfig, Tool};
+use toolwire::{
+    ElicitAnswer, HttpConfig, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolError,
+    ToolResult,
+};
 
 /// A running server and what its tools report.
 pub(crate) struct TestServer {
@@ -141,6 +144,12 @@ struct SleepInput {
     notify: bool,
 }
 
+/// The form the `confirm` tool asks for.
+#[derive(Deserialize, schemars::JsonSchema)]
+struct Confirmation {
+    confirm: bool,
+}
+
 /// Reports, when dropped, whether the request had been cancelled by then.
 struct DropProbe {
     tag: String,
@@ -212,6 +221,19 @@ fn register(server: &Server, drops: mpsc::UnboundedSender<(String, bool)>) {
                 }
             }
         }),
+        // MRTR: asks for a confirmation (a legacy session gets a real
+        // elicitation/create), then answers.
+        Tool::builder("confirm")
+            .input_schema(json!({ "type": "object" }))
+            .handler(|_: Value, cx: RequestContext| async move {
+                Ok::<ToolResult, ToolError>(match cx.input::<ElicitAnswer<Confirmation>>("ok")? {
+                    Some(ElicitAnswer::Accept(c)) if c.confirm => ToolResult::text("confirmed"),
+                    Some(_) => ToolResult::error_text("not confirmed"),
+                    None => InputRequired::new()
+                        .elicit::<Confirmation>("ok", "Sure?")
+                        .into(),
+                })
+            }),
         Tool::builder("explode")
             .input_schema(json!({ "type": "object" }))
             .handler(|_: Value, _| async move {

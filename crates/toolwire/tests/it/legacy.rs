@@ -92,3 +92,63 @@ async fn discover_probe_then_initialize_then_the_elicitation_shim() {
     write.shutdown().await.expect("eof");
     serving.await.expect("joined").expect("served");
 }
+
+/// Cancelling a call while the MRTR shim waits for the client's answer
+/// withdraws the server's own request: `notifications/cancelled` naming it,
+/// and no response to the call. Each round used to race the transport's
+/// cancellation against the shim (about half lost the notification and left
+/// the waiter behind), so the round is repeated.
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_call_withdraws_its_elicitation() {
+    let (client, server_side) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_side);
+    let serving = tokio::spawn(toolwire::serve_io(server(), server_read, server_write));
+    let (read, mut write) = tokio::io::split(client);
+    let mut lines = BufReader::new(read).lines();
+    let mut send = async |v: Value| {
+        let mut line = serde_json::to_vec(&v).expect("json");
+        line.push(b'\n');
+        write.write_all(&line).await.expect("write");
+    };
+    let mut recv = async || -> Value {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line());
+        let line = next.await.expect("in time").expect("read").expect("a line");
+        serde_json::from_str(&line).expect("json line")
+    };
+
+    send(
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
+        "clientInfo":{"name":"it","version":"1"}}}),
+    )
+    .await;
+    assert_eq!(recv().await["result"]["protocolVersion"], "2025-11-25");
+    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+
+    for round in 1..=16 {
+        send(json!({"jsonrpc":"2.0","id":round,"method":"tools/call",
+            "params":{"name":"confirm","arguments":{}}}))
+        .await;
+        let ask = recv().await;
+        assert_eq!(ask["method"], "elicitation/create", "{ask}");
+        send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+            "params":{"requestId":round,"reason":"never mind"}}))
+        .await;
+        let withdrawn = recv().await;
+        assert_eq!(
+            withdrawn,
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{
+                "requestId":ask["id"],"reason":"the request that needed it was cancelled"}}),
+            "round {round}"
+        );
+    }
+    // Nothing else was sent: the next line answers the next request.
+    send(json!({"jsonrpc":"2.0","id":"last","method":"ping"})).await;
+    assert_eq!(
+        recv().await,
+        json!({"jsonrpc":"2.0","id":"last","result":{}})
+    );
+
+    write.shutdown().await.expect("eof");
+    serving.await.expect("joined").expect("served");
+}

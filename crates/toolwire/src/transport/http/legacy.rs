@@ -9,6 +9,10 @@
 //!   response is JSON, or an SSE stream once the request emits a progress or
 //!   log notification or a server-to-client request (the MRTR shim's), with
 //!   the result last.
+//! - `notifications/cancelled` POSTed with the id cancels the session's
+//!   request it names: the handler stops, its outstanding server-to-client
+//!   requests are withdrawn, and its stream ends without a response.
+//!   Closing the response stream cancels the request as well.
 //! - GET with the id opens the session's standalone SSE stream: list
 //!   changes and updates of subscribed resources. DELETE ends the session.
 //! - A modern request ignores `Mcp-Session-Id`, and a request without one
@@ -18,7 +22,7 @@
 //! #session-management, #listening-for-messages-from-the-server; (2026-07-28)
 //! basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
 
-use super::body::{HttpBody, KEEP_ALIVE, ReplyFuture, SseStream, push_event};
+use super::body::{HttpBody, KEEP_ALIVE, ReplyFuture, push_event};
 use super::handle::{Early, MCP_SESSION_ID, error, json, sse, with_status};
 use super::negotiate::{accepts_json_and_sse, is_json_content_type};
 use super::read::{ReadError, read_limited};
@@ -27,17 +31,20 @@ use super::{BoxError, HttpService};
 use crate::legacy::{self, InitializeParams, LEGACY_PROTOCOL_VERSIONS, Session};
 use crate::server::Reply;
 use bytes::{Bytes, BytesMut};
-use futures_util::FutureExt as _;
+use futures_util::{FutureExt as _, Stream};
 use http::header::{ACCEPT, RETRY_AFTER};
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode};
 use http_body::Body;
-use std::future::poll_fn;
+use std::future::{Future as _, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
+use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio::time::{Instant, Sleep};
+use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::{ErrorObject, Message, Request, encode_result};
 
@@ -220,9 +227,15 @@ impl HttpService {
             Message::Request(r) => r,
             // Spec (2025-11-25): basic/transports.mdx#sending-messages-to-the-server
             // — accepted notifications and responses get 202.
-            Message::Notification(_) => {
+            Message::Notification(n) => {
                 return match self.sessions().and_then(|s| s.get(sid)) {
-                    Some(_) => with_status(StatusCode::ACCEPTED, HttpBody::empty()),
+                    Some(session) => {
+                        // Spec (2025-11-25): basic/utilities/cancellation.mdx
+                        if !modern && let Some(id) = legacy::cancelled_request_id(&n) {
+                            session.cancel(&id);
+                        }
+                        with_status(StatusCode::ACCEPTED, HttpBody::empty())
+                    }
                     None if modern => with_status(StatusCode::ACCEPTED, HttpBody::empty()),
                     None => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
                 };
@@ -261,19 +274,28 @@ impl HttpService {
 
     /// Serves one legacy request: JSON when the result comes first, else an
     /// SSE stream that carries the request's notifications and
-    /// server-to-client requests, then its result. Always `200`.
+    /// server-to-client requests, then its result (none if the client
+    /// cancelled it). Always `200`.
     async fn run_legacy(
         &self,
         session: Arc<Session>,
         request: Request,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Response<HttpBody> {
-        let (tx, mut notes) = mpsc::unbounded_channel::<Bytes>();
         let token = CancellationToken::new();
+        let Some(in_flight) = session.track(&request.id, &token) else {
+            let e = ErrorObject::invalid_request(format!(
+                "request id {} is already in use by a request in progress",
+                request.id
+            ));
+            return error(StatusCode::OK, Some(&request.id), &e);
+        };
+        let (tx, notes) = mpsc::unbounded_channel::<Bytes>();
         let server = self.server.clone();
         let child = token.clone();
         let id = request.id.clone();
-        let mut handler: ReplyFuture = Box::pin(async move {
+        let handler: ReplyFuture = Box::pin(async move {
+            let _in_flight = in_flight;
             let run = legacy::serve(&server, &session, request, child, Some(tx));
             match AssertUnwindSafe(run).catch_unwind().await {
                 Ok(reply) => reply,
@@ -286,45 +308,13 @@ impl HttpService {
                 }
             }
         });
-        let guard = token.clone().drop_guard();
-        enum First {
-            Reply(Reply),
-            Note(Bytes),
-        }
-        let first = poll_fn(|cx| {
-            if let Poll::Ready(r) = handler.as_mut().poll(cx) {
-                return Poll::Ready(First::Reply(r));
-            }
-            if let Poll::Ready(Some(note)) = notes.poll_recv(cx) {
-                return Poll::Ready(First::Note(note));
-            }
-            Poll::Pending
-        })
-        .await;
-        let mut queued = BytesMut::new();
-        let handler = match first {
-            First::Reply(r) => {
-                let Ok(note) = notes.try_recv() else {
-                    guard.disarm();
-                    // Spec (2025-11-25): JSON-RPC errors travel with 200.
-                    return json(StatusCode::OK, r.into_body());
-                };
-                push_event(&mut queued, &note);
-                while let Ok(note) = notes.try_recv() {
-                    push_event(&mut queued, &note);
-                }
-                push_event(&mut queued, r.body());
-                None
-            }
-            First::Note(note) => {
-                push_event(&mut queued, &note);
-                Some(handler)
-            }
-        };
         let keep_alive = self.shared.config.sse_keep_alive;
-        let stream = SseStream::new(handler, notes, queued, token, None, keep_alive, permit);
-        guard.disarm();
-        sse(HttpBody::sse(stream))
+        let mut call = LegacyCall::new(handler, notes, token, keep_alive, permit);
+        match poll_fn(|cx| call.poll_first(cx)).await {
+            // Spec (2025-11-25): JSON-RPC errors travel with 200.
+            Some(reply) => json(StatusCode::OK, reply),
+            None => sse(HttpBody::stream(Box::pin(call))),
+        }
     }
 
     /// The session's standalone stream. Spec (2025-11-25):
@@ -372,5 +362,123 @@ impl HttpService {
             },
         );
         sse(HttpBody::stream(Box::pin(stream)))
+    }
+}
+
+/// One legacy request on its way to the client: the handler, polled inline,
+/// and what it sends before its response.
+///
+/// Cancelled (by `notifications/cancelled`), the handler is dropped at once,
+/// which withdraws its outstanding server-to-client requests (see
+/// `legacy/session.rs`); their `notifications/cancelled` still go out, and
+/// the stream ends without a response. Spec (2025-11-25):
+/// basic/utilities/cancellation.mdx — no response for a cancelled request.
+///
+/// Dropped (the client closed the stream), the request is cancelled before
+/// the handler is dropped. `notes` is declared before `handler` so that it
+/// closes first: withdrawn requests are then announced on the session's
+/// GET stream instead of a dead one.
+struct LegacyCall {
+    notes: mpsc::UnboundedReceiver<Bytes>,
+    handler: Option<ReplyFuture>,
+    cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    token: CancellationToken,
+    /// Framed events not yet handed to the connection.
+    queued: BytesMut,
+    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    /// Held until the stream ends so that it counts against the limit.
+    _permit: Option<OwnedSemaphorePermit>,
+}
+
+impl LegacyCall {
+    fn new(
+        handler: ReplyFuture,
+        notes: mpsc::UnboundedReceiver<Bytes>,
+        token: CancellationToken,
+        keep_alive: Option<Duration>,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Self {
+        Self {
+            notes,
+            handler: Some(handler),
+            cancelled: Box::pin(token.clone().cancelled_owned()),
+            token,
+            queued: BytesMut::new(),
+            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            _permit: permit,
+        }
+    }
+
+    /// Queues what the handler sent, and returns its response once it is
+    /// done; ends the handler if the request was cancelled.
+    fn advance(&mut self, cx: &mut Context<'_>) -> Option<Reply> {
+        let handler = self.handler.as_mut()?;
+        while let Poll::Ready(Some(note)) = self.notes.poll_recv(cx) {
+            push_event(&mut self.queued, &note);
+        }
+        let reply = if self.cancelled.as_mut().poll(cx).is_ready() {
+            None
+        } else {
+            match handler.as_mut().poll(cx) {
+                Poll::Ready(reply) => Some(reply),
+                Poll::Pending => return None,
+            }
+        };
+        self.handler = None;
+        // What the handler sent last, or on its way out, goes first.
+        while let Ok(note) = self.notes.try_recv() {
+            push_event(&mut self.queued, &note);
+        }
+        reply
+    }
+
+    /// The response to send as JSON, or `None` once the exchange must be a
+    /// stream (the handler sent something first, or was cancelled).
+    fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        match self.advance(cx) {
+            Some(reply) if self.queued.is_empty() => Poll::Ready(Some(reply.into_body())),
+            Some(reply) => {
+                push_event(&mut self.queued, reply.body());
+                Poll::Ready(None)
+            }
+            None if self.handler.is_none() || !self.queued.is_empty() => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl Stream for LegacyCall {
+    type Item = Bytes;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let this = self.get_mut();
+        if let Some(reply) = this.advance(cx) {
+            push_event(&mut this.queued, reply.body());
+        }
+        if !this.queued.is_empty() {
+            if let Some((every, sleep)) = &mut this.keep_alive {
+                sleep.as_mut().reset(Instant::now() + *every);
+            }
+            return Poll::Ready(Some(this.queued.split().freeze()));
+        }
+        if this.handler.is_none() {
+            return Poll::Ready(None);
+        }
+        if let Some((every, sleep)) = &mut this.keep_alive
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            sleep.as_mut().reset(Instant::now() + *every);
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
+        }
+        Poll::Pending
+    }
+}
+
+impl Drop for LegacyCall {
+    fn drop(&mut self) {
+        // Runs before the fields (and so the handler) are dropped.
+        if self.handler.is_some() {
+            self.token.cancel();
+        }
     }
 }

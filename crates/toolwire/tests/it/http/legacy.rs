@@ -1,11 +1,11 @@
 //! Legacy (2025-11-25) sessions on the same endpoint as stateless
 //! 2026-07-28 requests: the handshake, the session rules, both eras at once,
-//! expiry and the session limit.
+//! expiry and the session limit, and cancellation.
 
 use super::TestServer;
-use super::client::{Req, call_body};
+use super::client::{Open, Req, Resp, call_body};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use toolwire::HttpConfig;
 
 /// A legacy POST: no `_meta` version key, the legacy version header, and the
@@ -154,4 +154,137 @@ async fn sessions_expire_when_idle_and_are_bounded() {
     assert_eq!(legacy(&ping, Some(&sid)).send(s.addr).await.status, 404);
     // The expired session made room.
     let _again = initialize(&s).await;
+}
+
+/// A legacy `notifications/cancelled` naming the request `id`.
+fn cancelled(id: i64) -> Value {
+    json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":id,"reason":"the user changed their mind"}})
+}
+
+/// Reads an open response to its end, which must come within two seconds.
+async fn ended(open: Open) -> Resp {
+    let started = Instant::now();
+    let resp = open.finish(Duration::from_secs(5)).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the stream did not end: {}",
+        resp.text()
+    );
+    resp
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn notifications_cancelled_cancels_the_named_request_and_sends_no_response() {
+    let s = TestServer::start().await;
+    let sid = initialize(&s).await;
+    let hold = json!({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{
+        "name":"hold","arguments":{"tag":"legacy-cancel","notify":true},
+        "_meta":{"progressToken":"h"}}});
+    let mut open = Open::send(s.addr, &legacy(&hold, Some(&sid))).await;
+    open.read_until(b"holding", Duration::from_secs(2)).await;
+
+    // Another id of the session is in flight: refused, the first unharmed.
+    let twin = legacy(&hold, Some(&sid)).send(s.addr).await;
+    assert_eq!(twin.status, 200);
+    assert_eq!(twin.code(), -32600, "{}", twin.text());
+    // Unknown ids, and a modern notification, cancel nothing.
+    let other = legacy(&cancelled(8), Some(&sid)).send(s.addr).await;
+    assert_eq!(other.status, 202);
+    let modern = Req::post(&json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":7,"_meta":super::client::meta()}}))
+    .set("Mcp-Session-Id", &sid)
+    .send(s.addr)
+    .await;
+    assert_eq!(modern.status, 202);
+
+    let cancel = legacy(&cancelled(7), Some(&sid)).send(s.addr).await;
+    assert_eq!(cancel.status, 202);
+    assert!(
+        s.dropped("legacy-cancel", Duration::from_secs(2)).await,
+        "the handler was dropped without its cancellation"
+    );
+    let resp = ended(open).await;
+    assert_eq!(resp.status, 200);
+    let events = resp.events();
+    assert_eq!(
+        events.len(),
+        1,
+        "no response after the progress: {events:?}"
+    );
+    assert_eq!(events[0]["method"], "notifications/progress");
+
+    // The id is free again, and the session serves on.
+    let again = legacy(&json!({"jsonrpc":"2.0","id":7,"method":"ping"}), Some(&sid))
+        .send(s.addr)
+        .await;
+    assert_eq!(again.json()["result"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_call_withdraws_its_elicitation_on_the_same_stream() {
+    let s = TestServer::start().await;
+    let sid = initialize(&s).await;
+    let call = json!({"jsonrpc":"2.0","id":8,"method":"tools/call",
+        "params":{"name":"confirm","arguments":{}}});
+    let mut open = Open::send(s.addr, &legacy(&call, Some(&sid))).await;
+    open.read_until(b"elicitation/create", Duration::from_secs(2))
+        .await;
+    let cancel = legacy(&cancelled(8), Some(&sid)).send(s.addr).await;
+    assert_eq!(cancel.status, 202);
+    let events = ended(open).await.events();
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!(events[0]["method"], "elicitation/create");
+    // The session speaks 2025-06-18, whose elicitation has no `mode`.
+    assert_eq!(events[0]["params"]["message"], "Sure?");
+    assert!(events[0]["params"].get("mode").is_none(), "{events:?}");
+    // Spec (2025-11-25): basic/utilities/cancellation.mdx — the server's own
+    // request is withdrawn, and the cancelled call gets no response.
+    assert_eq!(
+        events[1],
+        json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{
+            "requestId":events[0]["id"],
+            "reason":"the request that needed it was cancelled"}})
+    );
+    // A late answer to the withdrawn request is accepted and dropped.
+    let late = legacy(
+        &json!({"jsonrpc":"2.0","id":events[0]["id"],"result":{"action":"decline"}}),
+        Some(&sid),
+    )
+    .send(s.addr)
+    .await;
+    assert_eq!(late.status, 202);
+    s.assert_healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_call_withdraws_its_elicitation_on_the_session_stream() {
+    let s = TestServer::start().await;
+    let sid = initialize(&s).await;
+    let get = Req::raw("GET", "/mcp", Vec::new())
+        .add("Accept", "text/event-stream")
+        .add("Mcp-Session-Id", &sid)
+        .add("MCP-Protocol-Version", "2025-06-18");
+    let mut stream = Open::send(s.addr, &get).await;
+    stream
+        .read_until(b"text/event-stream", Duration::from_secs(2))
+        .await;
+    let call = json!({"jsonrpc":"2.0","id":9,"method":"tools/call",
+        "params":{"name":"confirm","arguments":{}}});
+    let mut open = Open::send(s.addr, &legacy(&call, Some(&sid))).await;
+    open.read_until(b"elicitation/create", Duration::from_secs(2))
+        .await;
+    // The session's first server-to-client request has id 0.
+    assert!(
+        String::from_utf8_lossy(&open.buf).contains(r#""id":0,"method":"elicitation/create""#),
+        "{}",
+        String::from_utf8_lossy(&open.buf)
+    );
+    drop(open);
+    stream
+        .read_until(
+            br#""method":"notifications/cancelled","params":{"reason":"the request that needed it was cancelled","requestId":0}"#,
+            Duration::from_secs(2),
+        )
+        .await;
 }

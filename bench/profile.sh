@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Instruction-level profile of one server on one path with callgrind: stable
+# counts on a noisy machine. Needs valgrind; build first with bench/run.sh
+# (or `cargo build --release` in bench/).
+#
+#   bench/profile.sh SERVER TRANSPORT PATH [N]
+#     SERVER    floor | rmcp | toolwire | toolwire-plain
+#     TRANSPORT http (16 connections) | stdio (64 in flight)
+#     PATH      echo | add | list
+#     N         requests in the profiled run (default 10000)
+#
+# It runs the server under callgrind twice, with 1000 and with 1000+N requests,
+# and prints instructions per request from the difference (start-up and
+# shutdown cancel out), then the top functions of the larger run (inclusive
+# and self). The callgrind files stay in bench/results/profile/.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+rel="${CARGO_TARGET_DIR:-$here/target}/release"
+server="${1:?server}"; transport="${2:?http|stdio}"; path="${3:?echo|add|list}"; n="${4:-10000}"
+out="$here/results/profile"; mkdir -p "$out"
+bin="$rel/bench-${server%-plain}"; extra=()
+[ "$server" = toolwire-plain ] && extra=(--plain-loop)
+base=1000
+
+run() { # run REQUESTS TAG -> callgrind file
+  local reqs="$1" file="$out/$server-$transport-$path-$2.cg"
+  rm -f "$file"
+  local vg=(valgrind --tool=callgrind --callgrind-out-file="$file" --dump-instr=no --collect-jumps=no)
+  if [ "$transport" = http ]; then
+    local log; log="$(mktemp)"
+    taskset -c 0 "${vg[@]}" "$bin" --http 127.0.0.1:0 "${extra[@]}" >"$log" 2>/dev/null &
+    local pid=$!
+    for _ in $(seq 200); do grep -q listening "$log" && break; sleep 0.1; done
+    local addr; addr="$(awk '/listening/{print $2}' "$log")"
+    taskset -c 1 "$rel/loadgen" http --addr "$addr" --conns 16 --warmup 0 --duration 900 \
+      --max-requests "$reqs" --paths "$path" --name "$server" >/dev/null 2>&1
+    kill -TERM "$pid"; wait "$pid" || true  # callgrind writes its file on SIGTERM
+    rm -f "$log"
+  else
+    taskset -c 1 "$rel/loadgen" stdio --inflight 64 --warmup 0 --duration 900 \
+      --max-requests "$reqs" --paths "$path" --name "$server" -- \
+      taskset -c 0 "${vg[@]}" "$bin" --stdio "${extra[@]}" >/dev/null 2>/dev/null
+  fi
+  echo "$file"
+}
+
+total() { grep -E '^(summary|totals):' "$1" | tail -1 | awk '{print $2}'; }
+
+small="$(run "$base" base)"
+big="$(run "$((base + n))" big)"
+a="$(total "$small")"; b="$(total "$big")"
+echo "$server $transport $path: $(( (b - a) / n )) instructions/request (callgrind, user space only; $n requests)"
+echo
+echo "-- inclusive (top 40) --"
+clean() { sed -E 's#  /[^ ]*\.rs:#  #; s#  \./[^ ]*:#  #; s# \[[^]]*\]$##' | cut -c1-200; }
+{ callgrind_annotate --inclusive=yes "$big" 2>/dev/null || true; } | sed -n '/file:function/,$p' | sed -n '3,42p' | clean
+echo
+echo "-- self (top 40) --"
+{ callgrind_annotate --inclusive=no "$big" 2>/dev/null || true; } | sed -n '/file:function/,$p' | sed -n '3,42p' | clean

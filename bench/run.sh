@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The benchmark suite of issue 7: builds the floor, rmcp and toolwire servers
+# and the load generator in release, then runs them side by side.
+#
+#   bench/run.sh                 one round (~2.5 min): HTTP at 1/16/64 connections
+#                                and stdio with 64 in flight, echo/add/list each
+#   bench/run.sh --rounds 3      medians of three rounds (~7 min)
+#   bench/run.sh --soak          10^6 requests over HTTP to toolwire; RSS before/after
+#
+# Any other option goes to `loadgen suite` (or `loadgen soak`), e.g.
+#   --duration 3 --warmup 0.5 --conns 1,16,64 --inflight 64 --paths echo,add,list
+#   --servers floor,rmcp,toolwire,toolwire-plain --no-stdio --no-http
+# The servers run pinned to CPU 0 (taskset -c 0), the load generator to CPU 1.
+# Results go to bench/results/ (report-*.md, cells-*.jsonl, latest.md).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$here"
+export CARGO_TARGET_DIR="$here/target"
+
+mode=suite
+args=()
+for a in "$@"; do
+  case "$a" in
+    --soak) mode=soak ;;
+    -h|--help) sed -n '2,17p' "$here/run.sh"; exit 0 ;;
+    *) args+=("$a") ;;
+  esac
+done
+
+echo "== building (release)" >&2
+nice -n 10 cargo build --release --bins 1>&2
+test -x "$CARGO_TARGET_DIR/release/loadgen" || { echo "build failed" >&2; exit 1; }
+
+{
+  echo "== machine"
+  echo "nproc: $(nproc)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+  echo "kernel: $(uname -r)"
+  echo "uptime: $(uptime)"
+} >&2
+
+pin=()
+if command -v taskset >/dev/null && [ "$(nproc)" -ge 2 ]; then
+  pin=(taskset -c 1)
+else
+  echo "warning: taskset or a second CPU is missing: nothing is pinned" >&2
+fi
+
+mkdir -p "$here/results"
+exec "${pin[@]}" "$CARGO_TARGET_DIR/release/loadgen" "$mode" \
+  --bin-dir "$CARGO_TARGET_DIR/release" --out "$here/results" "${args[@]}"

@@ -1,0 +1,58 @@
+//! The toolwire server: `echo`, `add` and `noop` on toolwire's own Streamable
+//! HTTP server (`toolwire::serve_http_on`, default `HttpConfig`: path `/mcp`,
+//! local Host/Origin allow-lists, body and depth limits, concurrency limit)
+//! or `toolwire::serve_stdio`. Every check of the full validation path stays
+//! on: transport headers, `_meta`, JSON Schema validation of the arguments,
+//! and the output schema check on `add`.
+//!
+//! `--plain-loop` serves `toolwire::HttpService` on the same bare hyper loop
+//! as the floor and rmcp servers instead (no head-read timer, no connection
+//! tracking), to separate the service's cost from the accept loop's.
+
+use toolwire::{HttpConfig, HttpService, Server, ServerConfig, Tool};
+use toolwire_bench::{AddInput, AddOutput, EchoInput, Mode, NoopInput, describe};
+
+fn server() -> Server {
+    let server = Server::new(ServerConfig::new("toolwire-bench", "0.0.0"));
+    let tools = [
+        Tool::builder("echo")
+            .description(describe::ECHO)
+            .input::<EchoInput>()
+            .handler(|i: EchoInput, _| async move { i.text }),
+        Tool::builder("add")
+            .description(describe::ADD)
+            .input::<AddInput>()
+            .output::<AddOutput>()
+            .handler(|i: AddInput, _| async move { Ok(AddOutput { sum: i.a + i.b }) }),
+        Tool::builder("noop")
+            .description(describe::NOOP)
+            .input::<NoopInput>()
+            .handler(|_: NoopInput, _| async move { String::new() }),
+    ];
+    for tool in tools {
+        server
+            .add_tool(tool.expect("valid tool"))
+            .expect("unique tool");
+    }
+    server
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let (mode, rest) = toolwire_bench::parse_mode();
+    match mode {
+        Mode::Stdio => toolwire::serve_stdio(server()).await,
+        Mode::Http(addr) => {
+            let listener = toolwire_bench::bind(&addr).await?;
+            if rest.iter().any(|a| a == "--plain-loop") {
+                let svc = HttpService::new(server(), HttpConfig::new());
+                toolwire_bench::serve_http1(listener, svc).await
+            } else {
+                let stop = async {
+                    let _ = tokio::signal::ctrl_c().await;
+                };
+                toolwire::serve_http_on(server(), listener, HttpConfig::new(), stop).await
+            }
+        }
+    }
+}

@@ -192,6 +192,9 @@ pub(crate) struct ServerInner {
     /// Resource templates, by URI template, tried in order.
     pub(crate) resource_templates: Registry<ResourceTemplate>,
     pub(crate) server_info: Value,
+    /// `"_meta":{"io.modelcontextprotocol/serverInfo":…}`, encoded once:
+    /// spliced into results that carry no `_meta` of their own.
+    pub(crate) result_meta_member: Box<[u8]>,
     pub(crate) bus: Arc<dyn NotificationBus>,
     pub(crate) discover: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
     /// Cancelled by [`Server::shutdown`].
@@ -212,6 +215,7 @@ impl Server {
     /// A server with no tools yet.
     pub fn new(config: ServerConfig) -> Self {
         let server_info = json!({ "name": config.name, "version": config.version });
+        let result_meta_member = dispatch::meta_member(&server_info);
         let bus = config
             .bus
             .clone()
@@ -224,6 +228,7 @@ impl Server {
                 resources: Registry::default(),
                 resource_templates: Registry::default(),
                 server_info,
+                result_meta_member,
                 bus,
                 discover: std::sync::OnceLock::new(),
                 closing: CancellationToken::new(),

@@ -175,7 +175,9 @@ pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, ToolError> 
     let value = serde_json::to_value(value).map_err(|e| {
         ToolError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
     })?;
-    let text = value.to_string();
+    // Written straight into a `String` (`Value`'s `Display` goes through a
+    // formatter adapter); encoding a `Value` cannot fail.
+    let text = serde_json::to_string(&value).unwrap_or_default();
     let mut result = CallToolResult::text(text);
     result.structured_content = Some(value);
     Ok(result)

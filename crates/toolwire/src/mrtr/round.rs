@@ -10,7 +10,7 @@
 //! let (round, input) = self.begin_round::<GetPromptRequest>(&mut p, &name, &args)?;
 //! let cx = RequestContext::new(..).with_round(input);
 //! match handler(args, cx).await {
-//!     Ok(Outcome::InputRequired(ir)) => self.input_required(round, ir),
+//!     Ok(Outcome::InputRequired(ir)) => self.input_required(round, ir, &name, &args),
 //!     ..
 //! }
 //! ```
@@ -22,6 +22,8 @@
 use super::seal::{self, Binding};
 use super::{InputRequired, gate};
 use crate::server::{Prepared, Reply, Server};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -45,12 +47,46 @@ pub(crate) struct RoundInput {
 
 /// A request that may answer `input_required`, between [`Server::begin_round`]
 /// and [`Server::input_required`].
+///
+/// The [`Binding`] (a SHA-256 over the method, target and canonical
+/// arguments) is computed only when it is needed: by `begin_round` to open
+/// an echoed `requestState`, or by `input_required` to seal a new one. A
+/// first-round call that completes, nearly every call, never computes it.
 #[derive(Debug)]
 pub(crate) struct Mrtr {
     id: RequestId,
     meta: Arc<RequestMeta>,
-    binding: Binding,
+    method: &'static str,
+    principal: Option<Arc<str>>,
+    /// Computed already (to open the echoed state).
+    binding: Option<Binding>,
     round: u32,
+}
+
+impl Mrtr {
+    /// The binding of this request, whose target and arguments (the same
+    /// that were given to `begin_round`) are `target` and `arguments`.
+    fn binding(&self, target: &str, arguments: &Value) -> Binding {
+        match &self.binding {
+            Some(b) => b.clone(),
+            None => Binding::new(self.method, target, arguments, self.principal.as_deref()),
+        }
+    }
+}
+
+/// The `arguments` of a request's raw params, as `prepare` read them (a
+/// missing or `null` member is `{}`): read back when a sealed state must be
+/// bound to arguments that were moved into the handler.
+pub(crate) fn arguments_of(raw: &RawValue) -> Value {
+    #[derive(Deserialize)]
+    struct Only {
+        #[serde(default)]
+        arguments: Option<Value>,
+    }
+    serde_json::from_str::<Only>(raw.get())
+        .ok()
+        .and_then(|o| o.arguments)
+        .unwrap_or_else(|| Value::Object(Map::new()))
 }
 
 static NO_CAPABILITIES: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
@@ -75,7 +111,6 @@ impl Server {
                 "only tools/call, prompts/get and resources/read may answer input_required"
             );
         }
-        let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
         // Spec: basic/patterns/mrtr.mdx#error-handling — a malformed
         // InputResponses is a protocol error.
         let responses = match p.params.input_responses.take() {
@@ -90,14 +125,15 @@ impl Server {
                 ));
             }
         };
-        let (round, state) = match p.params.request_state.take() {
-            None => (1, Value::Null),
+        let (round, state, binding) = match p.params.request_state.take() {
+            None => (1, Value::Null, None),
             Some(sealed) => {
                 let Some(keys) = self.state_keys() else {
                     return Err(no_keys(&p.id));
                 };
+                let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
                 match seal::open(keys, &binding, &sealed, SystemTime::now()) {
-                    Ok(opened) => (opened.round.saturating_add(1), opened.state),
+                    Ok(opened) => (opened.round.saturating_add(1), opened.state, Some(binding)),
                     Err(why) => {
                         tracing::debug!(method = M::METHOD, target, "requestState refused: {why}");
                         // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
@@ -115,6 +151,8 @@ impl Server {
         let mrtr = Mrtr {
             id: p.id.clone(),
             meta: Arc::clone(&p.meta),
+            method: M::METHOD,
+            principal: p.principal.clone(),
             binding,
             round,
         };
@@ -131,7 +169,16 @@ impl Server {
     /// The `input_required` answer: input requests the client can answer,
     /// and the sealed state. `-32021` if a required request needs a
     /// capability the client lacks, or if every request had to be dropped.
-    pub(crate) fn input_required(&self, m: Mrtr, ir: InputRequired) -> Reply {
+    ///
+    /// `target` and `arguments` must be those given to `begin_round`: the
+    /// state is bound to them.
+    pub(crate) fn input_required(
+        &self,
+        m: Mrtr,
+        ir: InputRequired,
+        target: &str,
+        arguments: &Value,
+    ) -> Reply {
         if let Some(why) = ir.error {
             tracing::error!("a handler built an invalid input_required: {why}");
             return Reply::error(
@@ -171,7 +218,8 @@ impl Server {
         let ttl = self.inner.config.state_ttl;
         // The state is always sealed, even when the handler keeps none: it
         // carries the round and binds the retry to this request.
-        let sealed = match seal::seal(keys, &m.binding, m.round, &state, ttl, SystemTime::now()) {
+        let binding = m.binding(target, arguments);
+        let sealed = match seal::seal(keys, &binding, m.round, &state, ttl, SystemTime::now()) {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("sealing requestState failed: {e}");

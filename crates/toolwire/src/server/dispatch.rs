@@ -5,6 +5,7 @@ use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
 use bytes::Bytes;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -35,6 +36,56 @@ impl Reply {
         }
     }
 
+    /// [`result`](Self::result) for a `result` object that has no `_meta`
+    /// member: `meta_member` (from [`meta_member`]) is added as its last
+    /// member, as if it had been serialised with it.
+    pub(crate) fn result_with_meta(
+        id: &RequestId,
+        result: &(impl serde::Serialize + ?Sized),
+        meta_member: &[u8],
+    ) -> Self {
+        let mut out = Vec::with_capacity(RESULT_CAPACITY + meta_member.len());
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        let encoded = serde_json::to_writer(&mut out, id).and_then(|()| {
+            out.extend_from_slice(br#","result":"#);
+            serde_json::to_writer(&mut out, result)
+        });
+        // The result is an object: reopen it to add `_meta` as its last
+        // member (after `{` there is no member yet, so no comma).
+        if encoded.is_err() || out.pop() != Some(b'}') {
+            return Self::result(id, result);
+        }
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.extend_from_slice(meta_member);
+        out.extend_from_slice(b"}}");
+        Self {
+            body: Bytes::from(out),
+            error: None,
+        }
+    }
+
+    /// [`result`](Self::result) for a result already encoded, in a buffer
+    /// of the exact size.
+    pub(crate) fn raw_result(id: &RequestId, result: &RawValue) -> Self {
+        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+        const MID: &[u8] = br#","result":"#;
+        let raw = result.get().as_bytes();
+        let mut out = Vec::with_capacity(HEAD.len() + 24 + MID.len() + raw.len() + 1);
+        out.extend_from_slice(HEAD);
+        if serde_json::to_writer(&mut out, id).is_err() {
+            return Self::result(id, result);
+        }
+        out.extend_from_slice(MID);
+        out.extend_from_slice(raw);
+        out.push(b'}');
+        Self {
+            body: Bytes::from(out),
+            error: None,
+        }
+    }
+
     pub(crate) fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
         Self {
             body: Bytes::from(encode_error(id, error)),
@@ -56,6 +107,20 @@ impl Reply {
     pub fn error_code(&self) -> Option<ErrorCode> {
         self.error
     }
+}
+
+/// Room for the usual result (a tools/call text result with `_meta` is
+/// ~150 bytes) without growing the buffer.
+const RESULT_CAPACITY: usize = 256;
+
+/// `"_meta":{"io.modelcontextprotocol/serverInfo":<server_info>}`, the member
+/// [`Reply::result_with_meta`] splices into a result.
+pub(crate) fn meta_member(server_info: &Value) -> Box<[u8]> {
+    let mut meta = Map::new();
+    meta.insert(SERVER_INFO_KEY.to_owned(), server_info.clone());
+    let mut out = br#""_meta":"#.to_vec();
+    serde_json::to_writer(&mut out, &meta).unwrap_or_else(|_| unreachable!("a JSON value encodes"));
+    out.into_boxed_slice()
 }
 
 /// The parameter members the pipeline reads, parsed once per request.
@@ -92,6 +157,10 @@ pub(crate) struct Params {
     /// `completion/complete`: values of other arguments.
     #[serde(default)]
     pub(crate) context: Option<Value>,
+    /// The raw params these were read from, when `prepare` read them: MRTR
+    /// reads the arguments back from them to bind a sealed state.
+    #[serde(skip)]
+    pub(crate) raw: Option<Box<RawValue>>,
 }
 
 /// `Some(value)` whenever the member is present, even when it is `null`.
@@ -133,10 +202,13 @@ impl Server {
     /// are required; a missing one is `-32602`.
     pub(crate) fn prepare(&self, req: Request) -> Result<Prepared, Reply> {
         let id = req.id;
-        let mut params: Params = match &req.params {
+        let mut params: Params = match req.params {
             None => Params::default(),
-            Some(raw) => match serde_json::from_str(raw.get()) {
-                Ok(p) => p,
+            Some(raw) => match serde_json::from_str::<Params>(raw.get()) {
+                Ok(mut p) => {
+                    p.raw = Some(raw);
+                    p
+                }
                 Err(e) => {
                     return Err(Reply::error(
                         Some(&id),
@@ -239,6 +311,16 @@ impl Server {
         }
     }
 
+    /// The reply carrying `result`, which has no `_meta` member, with this
+    /// server's `_meta` (`serverInfo`) added.
+    pub(crate) fn reply_with_meta(
+        &self,
+        id: &RequestId,
+        result: &(impl serde::Serialize + ?Sized),
+    ) -> Reply {
+        Reply::result_with_meta(id, result, &self.inner.result_meta_member)
+    }
+
     pub(crate) fn result_meta(&self) -> Map<String, Value> {
         let mut meta = Map::new();
         meta.insert(SERVER_INFO_KEY.to_owned(), self.inner.server_info.clone());
@@ -288,7 +370,7 @@ impl Server {
             };
             paging::to_raw(&result)
         });
-        Reply::result(id, &**raw)
+        Reply::raw_result(id, raw)
     }
 }
 

@@ -65,7 +65,7 @@ pub(crate) fn list_page<T: Named>(
             }
         },
     };
-    Reply::result(id, &*pages[page])
+    Reply::raw_result(id, &pages[page])
 }
 
 #[cfg(test)]

@@ -113,8 +113,9 @@ impl Server {
         let given = p.params.arguments.take();
         // A retry's state is checked before anything runs, bound to the
         // arguments as sent.
-        let bound = given.clone().unwrap_or_else(|| Value::Object(Map::new()));
-        let (round, input) = match self.begin_round::<GetPromptRequest>(&mut p, &name, &bound) {
+        let empty = Value::Object(Map::new());
+        let bound = given.as_ref().unwrap_or(&empty);
+        let (round, input) = match self.begin_round::<GetPromptRequest>(&mut p, &name, bound) {
             Ok(r) => r,
             Err(reply) => return reply,
         };
@@ -128,10 +129,15 @@ impl Server {
         let outcome = (prompt.inner.handler)(args, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(PromptResult::InputRequired(ir)) => self.input_required(round, ir),
+            Ok(PromptResult::InputRequired(ir)) => {
+                let bound = given.as_ref().unwrap_or(&empty);
+                self.input_required(round, ir, &name, bound)
+            }
             Ok(PromptResult::Complete(mut result)) => {
                 result.result_type = ResultType::Complete;
-                let meta = result.meta.get_or_insert_with(Map::new);
+                let Some(meta) = result.meta.as_mut() else {
+                    return self.reply_with_meta(&id, &result);
+                };
                 meta.entry(SERVER_INFO_KEY)
                     .or_insert_with(|| self.inner.server_info.clone());
                 Reply::result(&id, &result)

@@ -211,7 +211,9 @@ impl Server {
         let outcome = (reader.handler)(vars, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(ResourceResult::InputRequired(ir)) => self.input_required(round, ir),
+            Ok(ResourceResult::InputRequired(ir)) => {
+                self.input_required(round, ir, &uri, &Value::Null)
+            }
             Ok(ResourceResult::Complete(mut contents)) => {
                 for c in &mut contents {
                     let (c_uri, c_mime) = match c {

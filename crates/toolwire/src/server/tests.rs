@@ -271,3 +271,92 @@ fn bad_tools_are_refused_at_registration() {
         Err(RegistrationError::Duplicate(_))
     ));
 }
+
+/// The state sealed on the first round (whose binding is computed lazily,
+/// from the arguments read back from the raw params) opens only on a retry
+/// with the same tool and arguments, whatever their member order.
+#[tokio::test]
+async fn first_round_state_is_bound_to_the_arguments_as_sent() {
+    use crate::{InputRequired, RequestContext, ToolResult};
+    let server = Server::new(ServerConfig::default());
+    for name in ["ask", "other"] {
+        let tool = Tool::builder(name)
+            .description("asks for the roots")
+            .input_schema(json!({"type": "object"}))
+            .handler(|_: Value, cx: RequestContext| async move {
+                if cx.input_round() > 1 {
+                    Ok::<_, ToolError>(ToolResult::text("done"))
+                } else {
+                    Ok(InputRequired::new().list_roots("roots").into())
+                }
+            })
+            .expect("valid tool");
+        server.add_tool(tool).expect("add");
+    }
+    let caps = json!({"roots": {}});
+    let args = json!({"a": 1, "b": [true, "x"]});
+    for sent in [Some(args.clone()), None] {
+        let mut params = json!({"name": "ask"});
+        if let Some(a) = &sent {
+            params["arguments"] = a.clone();
+        }
+        let r1 = call(&server, "tools/call", params.clone(), caps.clone()).await;
+        assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
+        let state = r1["result"]["requestState"].clone();
+        let roots = json!({"roots": {"result": {"roots": []}}});
+        let retry = |mut p: Value| {
+            p["requestState"] = state.clone();
+            p["inputResponses"] = roots.clone();
+            p
+        };
+        // Same arguments (members in another order, or `{}` for none).
+        let same = match &sent {
+            Some(_) => json!({"name": "ask", "arguments": {"b": [true, "x"], "a": 1.0}}),
+            None => json!({"name": "ask", "arguments": {}}),
+        };
+        let ok = call(&server, "tools/call", retry(same), caps.clone()).await;
+        assert_eq!(ok["result"]["content"][0]["text"], "done", "{ok}");
+        for other in [
+            json!({"name": "ask", "arguments": {"a": 2}}),
+            json!({"name": "other", "arguments": sent.clone().unwrap_or(json!({}))}),
+        ] {
+            let bad = call(&server, "tools/call", retry(other), caps.clone()).await;
+            assert_eq!(bad["error"]["code"], -32602, "{bad}");
+        }
+    }
+}
+
+/// Splicing the pre-encoded `_meta` gives the bytes that serialising the
+/// result with it gives.
+#[test]
+fn spliced_meta_encodes_like_the_serialised_result() {
+    use super::Reply;
+    use toolwire_proto::RequestId;
+    use toolwire_proto::types::CallToolResult;
+    let server = Server::new(ServerConfig::new("srv \"q\"", "1.0"));
+    let member = &server.inner.result_meta_member;
+    for id in [RequestId::Number(7), RequestId::String("a\"b".into())] {
+        for result in [
+            CallToolResult::text("hi"),
+            CallToolResult::error_text("bad"),
+            CallToolResult::new(Vec::new()),
+        ] {
+            let mut with = result.clone();
+            with.meta = Some(server.result_meta());
+            let want = Reply::result(&id, &with);
+            let got = Reply::result_with_meta(&id, &result, member);
+            assert_eq!(got.body(), want.body());
+        }
+        for raw in [r#"{"a":[1,2]}"#, "{}"] {
+            let raw = serde_json::value::RawValue::from_string(raw.to_owned()).expect("raw");
+            let want = Reply::result(&id, &raw);
+            assert_eq!(Reply::raw_result(&id, &raw).body(), want.body());
+        }
+    }
+    // Not an object: encoded as it is.
+    let got = Reply::result_with_meta(&RequestId::Number(1), &json!([1]), member);
+    assert_eq!(
+        got.body(),
+        Reply::result(&RequestId::Number(1), &json!([1])).body()
+    );
+}

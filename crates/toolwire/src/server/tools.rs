@@ -3,6 +3,7 @@
 use super::dispatch::{Prepared, Reply};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
+use crate::mrtr::arguments_of;
 use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -83,6 +84,11 @@ impl Server {
             Ok(r) => r,
             Err(reply) => return reply,
         };
+        // The handler takes the arguments; sealing an `input_required`
+        // state binds them, so it reads them back from the raw params (or
+        // from a copy, for params built in-process).
+        let raw = p.params.raw.take();
+        let kept = raw.is_none().then(|| args.clone());
         if let Err(why) = tool.input.check(&args) {
             let text = format!(
                 "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
@@ -95,7 +101,13 @@ impl Server {
         let outcome = (tool.handler)(args, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(ToolResult::InputRequired(ir)) => self.input_required(round, ir),
+            Ok(ToolResult::InputRequired(ir)) => {
+                let args = match (kept, raw) {
+                    (Some(args), _) => args,
+                    (None, raw) => raw.as_deref().map(arguments_of).unwrap_or_default(),
+                };
+                self.input_required(round, ir, &name, &args)
+            }
             Ok(ToolResult::Complete(mut result)) => {
                 if let Some(schema) = &tool.output
                     && result.is_error != Some(true)
@@ -135,7 +147,9 @@ impl Server {
 
     pub(crate) fn complete(&self, id: &RequestId, mut result: CallToolResult) -> Reply {
         result.result_type = ResultType::Complete;
-        let meta = result.meta.get_or_insert_with(Map::new);
+        let Some(meta) = result.meta.as_mut() else {
+            return self.reply_with_meta(id, &result);
+        };
         meta.entry(SERVER_INFO_KEY)
             .or_insert_with(|| self.inner.server_info.clone());
         Reply::result(id, &result)

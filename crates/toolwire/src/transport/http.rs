@@ -196,17 +196,34 @@ impl HttpService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let this = self.clone();
-        HttpResponseFuture {
-            inner: Box::pin(this.handle(req)),
-        }
+        self.clone().handle(req)
     }
 }
 
 /// The future of one [`HttpService`] response. It never fails: every
 /// problem is an HTTP response.
 pub struct HttpResponseFuture {
-    inner: Pin<Box<dyn Future<Output = http::Response<HttpBody>> + Send>>,
+    inner: Inner,
+}
+
+enum Inner {
+    /// Answered from the head alone (taken on completion).
+    Ready(Option<http::Response<HttpBody>>),
+    Pending(Pin<Box<dyn Future<Output = http::Response<HttpBody>> + Send>>),
+}
+
+impl HttpResponseFuture {
+    fn ready(res: http::Response<HttpBody>) -> Self {
+        Self {
+            inner: Inner::Ready(Some(res)),
+        }
+    }
+
+    fn boxed(fut: impl Future<Output = http::Response<HttpBody>> + Send + 'static) -> Self {
+        Self {
+            inner: Inner::Pending(Box::pin(fut)),
+        }
+    }
 }
 
 impl fmt::Debug for HttpResponseFuture {
@@ -219,7 +236,10 @@ impl Future for HttpResponseFuture {
     type Output = Result<http::Response<HttpBody>, Infallible>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.inner.as_mut().poll(cx).map(Ok)
+        match &mut self.inner {
+            Inner::Ready(res) => Poll::Ready(Ok(res.take().expect("polled after completion"))),
+            Inner::Pending(fut) => fut.as_mut().poll(cx).map(Ok),
+        }
     }
 }
 
@@ -256,5 +276,26 @@ where
 
     fn call(&self, req: http::Request<B>) -> HttpResponseFuture {
         self.respond(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::server::ServerConfig;
+    use bytes::Bytes;
+
+    /// The request future is boxed once per request and its construction
+    /// copies it whole: keep it small by boxing the pipeline and the legacy
+    /// path instead of inlining them.
+    #[test]
+    fn request_future_stays_small() {
+        let server = Server::new(ServerConfig::new("size", "0"));
+        let svc = HttpService::new(server, HttpConfig::new());
+        let body = http_body_util::Full::new(Bytes::new());
+        let fut = svc.modern(http::HeaderMap::new(), body, None);
+        let size = std::mem::size_of_val(&fut);
+        eprintln!("request future: {size} bytes");
+        assert!(size < 1024, "the request future is {size} bytes");
     }
 }

@@ -18,8 +18,10 @@
 use crate::legacy::{self, Session};
 use crate::server::{Server, Subscription, SubscriptionFrame};
 use bytes::Bytes;
+use futures_util::future::Either;
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -43,14 +45,211 @@ pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
 /// How long a shutdown waits for in-flight requests before cancelling them.
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
 
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken, BuildHasherDefault<FxHasher>>>>;
+
+/// The in-flight table's hasher: the Fx multiply-rotate hash, a fraction of
+/// SipHash's cost. Its keys come from the one client on the other end of the
+/// pipe, which gains nothing by colliding its own request ids.
+#[derive(Default, Clone, Copy)]
+struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    const SEED: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(Self::SEED);
+    }
+}
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0_u8; 8];
+            word.copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0_u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.add(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
 
 /// The process's legacy session, once `initialize` opened it.
 type LegacySlot = OnceLock<Arc<Session>>;
 
 /// Serves `server` on the process's stdin and stdout until stdin closes.
+///
+/// When stdin or stdout is a pipe (the usual case: a client spawned this
+/// process) it is read or written without blocking, through the runtime's
+/// event loop, and put back in blocking mode on return; files and terminals
+/// go through tokio's blocking pool.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        let stdin = pipes::Input::open();
+        let stdout = pipes::Output::open();
+        let _restore = pipes::RestoreBlocking::new(stdin.is_pipe(), stdout.is_pipe());
+        serve_io(server, stdin, stdout).await
+    }
+    #[cfg(not(unix))]
     serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// Nonblocking stdin and stdout when they are pipes.
+#[cfg(unix)]
+mod pipes {
+    use std::io;
+    use std::os::fd::{AsFd as _, OwnedFd};
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+    use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+    use tokio::net::unix::pipe;
+
+    /// A duplicate of stdin or stdout, or `None` when that fails.
+    fn dup(fd: std::os::fd::BorrowedFd<'_>) -> Option<OwnedFd> {
+        fd.try_clone_to_owned().ok()
+    }
+
+    /// stdin: a nonblocking pipe, or tokio's blocking-pool stdin.
+    pub(super) enum Input {
+        Pipe(pipe::Receiver),
+        Blocking(tokio::io::Stdin),
+    }
+
+    impl Input {
+        pub(super) fn open() -> Self {
+            // `from_owned_fd` refuses anything that is not a pipe.
+            match dup(io::stdin().as_fd()).map(pipe::Receiver::from_owned_fd) {
+                Some(Ok(rx)) => Self::Pipe(rx),
+                _ => Self::Blocking(tokio::io::stdin()),
+            }
+        }
+
+        pub(super) fn is_pipe(&self) -> bool {
+            matches!(self, Self::Pipe(_))
+        }
+    }
+
+    impl AsyncRead for Input {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            match self.get_mut() {
+                Self::Pipe(rx) => Pin::new(rx).poll_read(cx, buf),
+                Self::Blocking(stdin) => Pin::new(stdin).poll_read(cx, buf),
+            }
+        }
+    }
+
+    /// stdout: a nonblocking pipe, or tokio's blocking-pool stdout.
+    pub(super) enum Output {
+        Pipe(pipe::Sender),
+        Blocking(tokio::io::Stdout),
+    }
+
+    impl Output {
+        pub(super) fn open() -> Self {
+            match dup(io::stdout().as_fd()).map(pipe::Sender::from_owned_fd) {
+                Some(Ok(tx)) => Self::Pipe(tx),
+                _ => Self::Blocking(tokio::io::stdout()),
+            }
+        }
+
+        pub(super) fn is_pipe(&self) -> bool {
+            matches!(self, Self::Pipe(_))
+        }
+    }
+
+    impl AsyncWrite for Output {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            match self.get_mut() {
+                Self::Pipe(tx) => Pin::new(tx).poll_write(cx, buf),
+                Self::Blocking(stdout) => Pin::new(stdout).poll_write(cx, buf),
+            }
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            match self.get_mut() {
+                Self::Pipe(tx) => Pin::new(tx).poll_flush(cx),
+                Self::Blocking(stdout) => Pin::new(stdout).poll_flush(cx),
+            }
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            match self.get_mut() {
+                Self::Pipe(tx) => Pin::new(tx).poll_shutdown(cx),
+                Self::Blocking(stdout) => Pin::new(stdout).poll_shutdown(cx),
+            }
+        }
+    }
+
+    /// Puts stdin and stdout back in blocking mode when dropped: `O_NONBLOCK`
+    /// belongs to the open file description, which this process may share
+    /// (with a shell pipeline, say).
+    pub(super) struct RestoreBlocking {
+        stdin: bool,
+        stdout: bool,
+    }
+
+    impl RestoreBlocking {
+        pub(super) fn new(stdin: bool, stdout: bool) -> Self {
+            Self { stdin, stdout }
+        }
+    }
+
+    impl Drop for RestoreBlocking {
+        fn drop(&mut self) {
+            // Registering a pipe needs a runtime with IO; without one, leave
+            // the flags as they are.
+            if tokio::runtime::Handle::try_current().is_err() {
+                return;
+            }
+            if self.stdin
+                && let Some(fd) = dup(io::stdin().as_fd())
+                && let Ok(rx) = pipe::Receiver::from_owned_fd_unchecked(fd)
+            {
+                let _ = rx.into_blocking_fd();
+            }
+            if self.stdout
+                && let Some(fd) = dup(io::stdout().as_fd())
+                && let Ok(tx) = pipe::Sender::from_owned_fd_unchecked(fd)
+            {
+                let _ = tx.into_blocking_fd();
+            }
+        }
+    }
 }
 
 /// Serves `server` on any reader/writer pair until the reader reaches EOF or
@@ -196,13 +395,22 @@ fn on_line(
             }
             tasks.spawn(async move {
                 let id = req.id.clone();
-                let handled = async {
-                    match &session {
-                        None => server.handle(req, token.clone(), Some(out.clone())).await,
-                        Some(s) => {
-                            legacy::serve(&server, s, req, token.clone(), Some(out.clone())).await
-                        }
-                    }
+                // The pipeline's state machine is large: boxed here, it is
+                // built once in place instead of being moved into the task
+                // cell with the spawned future (which stays small).
+                let handled = match &session {
+                    None => Either::Left(Box::pin(server.handle(
+                        req,
+                        token.clone(),
+                        Some(out.clone()),
+                    ))),
+                    Some(s) => Either::Right(Box::pin(legacy::serve(
+                        &server,
+                        s,
+                        req,
+                        token.clone(),
+                        Some(out.clone()),
+                    ))),
                 };
                 let reply = tokio::select! {
                     reply = handled => Some(reply),

@@ -8,17 +8,17 @@ use super::negotiate::{accepts_json_and_sse, is_json_content_type};
 use super::origin::Refusal;
 use super::read::{ReadError, read_limited};
 use super::validate::check_metadata_headers;
-use super::{BoxError, HttpService};
+use super::{BoxError, HttpResponseFuture, HttpService};
 use crate::server::{Prepared, Reply, Server};
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
-use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
 use serde::Serialize;
-use std::future::poll_fn;
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc;
@@ -118,7 +118,12 @@ pub(super) type Early = Box<Response<HttpBody>>;
 
 impl HttpService {
     /// Answers one request. Never fails: every problem is a response.
-    pub(super) async fn handle<B>(self, req: Request<B>) -> Response<HttpBody>
+    ///
+    /// The head checks run here, synchronously; what has to wait (the body,
+    /// then the pipeline) is a future of its own per route, so the boxed
+    /// future of a modern request holds only the headers, the body and the
+    /// permit, and the pipeline's large state machine is boxed apart.
+    pub(super) fn handle<B>(self, req: Request<B>) -> HttpResponseFuture
     where
         B: Body + Send + 'static,
         B::Data: Send,
@@ -127,42 +132,80 @@ impl HttpService {
         let (parts, body) = req.into_parts();
         // A legacy session's exchange (POST, GET or DELETE): `legacy.rs`.
         if self.shared.sessions.is_some() && parts.headers.contains_key(MCP_SESSION_ID) {
-            return self.handle_session(parts, body).await;
+            return HttpResponseFuture::boxed(self.handle_session(parts, body));
         }
         if let Err(early) = self.check_head(&parts) {
-            return *early;
+            return HttpResponseFuture::ready(*early);
         }
         let permit = match self.admit() {
             Ok(permit) => permit,
-            Err(early) => return *early,
+            Err(early) => return HttpResponseFuture::ready(*early),
         };
+        HttpResponseFuture::boxed(self.modern(parts.headers, body, permit))
+    }
+
+    /// A modern POST past the head checks: read and decode the body, then
+    /// run the pipeline.
+    pub(super) async fn modern<B>(
+        self,
+        headers: HeaderMap,
+        body: B,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Response<HttpBody>
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
         let request = match self.read_request(body).await {
             Ok(request) => request,
             Err(early) => return *early,
         };
         if self.shared.sessions.is_some()
-            && let Some(early) = self.legacy_without_session(&parts, &request)
+            && let Some(early) = self.legacy_without_session(&headers, &request)
         {
             return *early;
         }
-        self.serve_request(&parts, request, permit).await
+        match self.start(&headers, request, permit) {
+            Ok(run) => run.await,
+            Err(early) => *early,
+        }
     }
 
     /// The modern pipeline for a decoded request.
     pub(super) async fn serve_request(
         &self,
-        parts: &http::request::Parts,
+        headers: &HeaderMap,
         request: toolwire_proto::Request,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Response<HttpBody> {
+        match self.start(headers, request, permit) {
+            Ok(run) => run.await,
+            Err(early) => *early,
+        }
+    }
+
+    /// Prepares a decoded request and checks its headers against it, then
+    /// boxes the pipeline: its state machine is large, and boxing it on its
+    /// own keeps it out of the request future, which is moved whole.
+    fn start(
+        &self,
+        headers: &HeaderMap,
+        request: toolwire_proto::Request,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
         let prepared = match self.server.prepare(request) {
             Ok(p) => p,
-            Err(r) => return reply(r),
+            Err(r) => return Err(Box::new(reply(r))),
         };
-        if let Err(e) = check_metadata_headers(&parts.headers, &prepared, &self.server) {
-            return error(StatusCode::BAD_REQUEST, Some(&prepared.id), &e);
+        if let Err(e) = check_metadata_headers(headers, &prepared, &self.server) {
+            return Err(Box::new(error(
+                StatusCode::BAD_REQUEST,
+                Some(&prepared.id),
+                &e,
+            )));
         }
-        self.run(prepared, permit).await
+        Ok(Box::pin(self.run(prepared, permit)))
     }
 
     /// The checks that need only the request head: path, allow-lists,
@@ -256,7 +299,8 @@ impl HttpService {
         let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
         let outcome = match first {
             Poll::Ready(done) => Ok(done),
-            Poll::Pending => tokio::time::timeout(config.read_timeout, read).await,
+            // Boxed: the timer is large and rarely needed.
+            Poll::Pending => Box::pin(tokio::time::timeout(config.read_timeout, read)).await,
         };
         let bytes = match outcome {
             Ok(Ok(bytes)) => bytes,

@@ -34,7 +34,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt as _, Stream};
 use http::header::{ACCEPT, RETRY_AFTER};
 use http::request::Parts;
-use http::{HeaderValue, Method, Response, StatusCode};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Response, StatusCode};
 use http_body::Body;
 use std::future::{Future as _, poll_fn};
 use std::panic::AssertUnwindSafe;
@@ -48,13 +48,10 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::{ErrorObject, Message, Request, encode_result};
 
-const VERSION_HEADER: &str = "mcp-protocol-version";
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 
-fn version_header(parts: &Parts) -> Option<&str> {
-    parts
-        .headers
-        .get(VERSION_HEADER)
-        .and_then(|v| v.to_str().ok())
+fn version_header(headers: &HeaderMap) -> Option<&str> {
+    headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok())
 }
 
 fn plain(status: StatusCode, text: &'static str) -> Response<HttpBody> {
@@ -73,11 +70,15 @@ impl HttpService {
 
     /// A POST without `Mcp-Session-Id` that belongs to the legacy era: a
     /// legacy `initialize`, or a legacy request missing its session id.
-    pub(super) fn legacy_without_session(&self, parts: &Parts, request: &Request) -> Option<Early> {
+    pub(super) fn legacy_without_session(
+        &self,
+        headers: &HeaderMap,
+        request: &Request,
+    ) -> Option<Early> {
         if let Some(init) = legacy::legacy_initialize(request) {
-            return Some(Box::new(self.initialize(parts, request, init)));
+            return Some(Box::new(self.initialize(headers, request, init)));
         }
-        let version = version_header(parts)?;
+        let version = version_header(headers)?;
         if LEGACY_PROTOCOL_VERSIONS.contains(&version) && !legacy::has_modern_meta(request) {
             return Some(Box::new(plain(
                 StatusCode::BAD_REQUEST,
@@ -90,11 +91,11 @@ impl HttpService {
     /// Opens a session. Spec (2025-11-25): basic/lifecycle.mdx#initialization
     fn initialize(
         &self,
-        parts: &Parts,
+        headers: &HeaderMap,
         request: &Request,
         init: InitializeParams,
     ) -> Response<HttpBody> {
-        if version_header(parts).is_some_and(|h| h != init.requested) {
+        if version_header(headers).is_some_and(|h| h != init.requested) {
             let e = ErrorObject::invalid_request(
                 "Bad Request: MCP-Protocol-Version differs from params.protocolVersion",
             );
@@ -149,7 +150,7 @@ impl HttpService {
             let e = ErrorObject::invalid_request("Forbidden: Host or Origin is not allowed");
             return error(StatusCode::FORBIDDEN, None, &e);
         }
-        let modern = version_header(&parts) == Some(PROTOCOL_VERSION);
+        let modern = version_header(&parts.headers) == Some(PROTOCOL_VERSION);
         let sid = parts
             .headers
             .get(MCP_SESSION_ID)
@@ -253,12 +254,12 @@ impl HttpService {
         // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
         // — a modern request is served statelessly whatever session it names.
         if modern || legacy::has_modern_meta(&request) {
-            return self.serve_request(&parts, request, permit).await;
+            return self.serve_request(&parts.headers, request, permit).await;
         }
         if let Some(init) = legacy::legacy_initialize(&request) {
-            return self.initialize(&parts, &request, init);
+            return self.initialize(&parts.headers, &request, init);
         }
-        if let Some(v) = version_header(&parts)
+        if let Some(v) = version_header(&parts.headers)
             && !LEGACY_PROTOCOL_VERSIONS.contains(&v)
         {
             return plain(

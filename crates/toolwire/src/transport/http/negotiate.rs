@@ -17,6 +17,14 @@ use http::header::{ACCEPT, CONTENT_TYPE};
 /// `application/json;q=0.5, text/*` all qualify, while `application/json`
 /// alone, `*/*, text/event-stream;q=0` and a missing header do not.
 pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+    // The usual value, byte for byte: both types at q=1 and the most
+    // specific range possible, so no other value can change the outcome.
+    if headers
+        .get(ACCEPT)
+        .is_some_and(|v| USUAL_ACCEPT.contains(&v.as_bytes()))
+    {
+        return true;
+    }
     let mut json = Best::default();
     let mut sse = Best::default();
     let mut any = false;
@@ -35,6 +43,12 @@ pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
     }
     any && json.acceptable() && sse.acceptable()
 }
+
+/// `Accept` values that qualify without parsing.
+const USUAL_ACCEPT: [&[u8]; 2] = [
+    b"application/json, text/event-stream",
+    b"text/event-stream, application/json",
+];
 
 /// The most specific media range matching one media type seen so far.
 #[derive(Default)]
@@ -97,6 +111,9 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
     let (Some(value), None) = (values.next(), values.next()) else {
         return false;
     };
+    if value.as_bytes() == b"application/json" {
+        return true;
+    }
     let Ok(value) = value.to_str() else {
         return false;
     };

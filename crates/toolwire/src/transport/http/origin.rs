@@ -34,6 +34,34 @@ impl Pattern {
         })
     }
 
+    /// Whether `authority` is this entry's host, as stored (lowercase),
+    /// optionally followed by an allowed `:port`: the usual `Host` value,
+    /// accepted without parsing. Whatever this accepts `parse_authority`
+    /// reads as this host and port; anything else takes the general path.
+    fn matches_exact(&self, authority: &[u8]) -> bool {
+        let Some(rest) = authority.strip_prefix(self.host.as_bytes()) else {
+            return false;
+        };
+        let port = match rest {
+            [] => None,
+            [b':', digits @ ..]
+                if !digits.is_empty()
+                    && digits.len() <= 5
+                    && digits.iter().all(u8::is_ascii_digit) =>
+            {
+                let n = digits
+                    .iter()
+                    .fold(0_u32, |n, d| n * 10 + u32::from(d - b'0'));
+                match u16::try_from(n) {
+                    Ok(port) => Some(port),
+                    Err(_) => return false,
+                }
+            }
+            _ => return false,
+        };
+        self.port.is_none_or(|p| Some(p) == port)
+    }
+
     fn matches(&self, scheme: Option<&str>, host: &str, port: Option<u16>) -> bool {
         if let (Some(want), Some(got)) = (&self.scheme, scheme)
             && !want.eq_ignore_ascii_case(got)
@@ -128,6 +156,9 @@ impl OriginPolicy {
                 Some(a) => Some(a.as_str()),
                 None => single(headers, HOST),
             };
+            if host.is_some_and(|h| hosts.iter().any(|p| p.matches_exact(h.as_bytes()))) {
+                return self.check_origin(headers);
+            }
             let parsed = host.and_then(parse_authority);
             let Some((host, port)) = parsed else {
                 return Err(Refusal::Host);
@@ -136,6 +167,11 @@ impl OriginPolicy {
                 return Err(Refusal::Host);
             }
         }
+        self.check_origin(headers)
+    }
+
+    /// Checks `Origin`, when it is present and there is a list.
+    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
         if let Some(origins) = &self.origins {
             let mut values = headers.get_all(ORIGIN).iter();
             let Some(first) = values.next() else {
@@ -219,6 +255,47 @@ mod tests {
             "[::1]:65535",
         ] {
             assert_eq!(check(&p, Some(host), None), Ok(()), "{host}");
+        }
+    }
+
+    /// The byte-exact fast path accepts only what the general path accepts.
+    #[test]
+    fn exact_host_match_agrees_with_parsing() {
+        let list: Vec<String> = ["localhost", "127.0.0.1:8080", "[::1]", "Example.COM:443"]
+            .iter()
+            .map(|h| (*h).to_owned())
+            .collect();
+        let p = OriginPolicy::new(Some(&list), None);
+        let patterns = p.hosts.as_deref().expect("hosts");
+        for host in [
+            "localhost",
+            "localhost:1",
+            "localhost:65535",
+            "localhost:65536",
+            "localhost:00080",
+            "localhost:0000080",
+            "localhost:",
+            "localhost:x",
+            "localhost.evil",
+            "localhostx:1",
+            "127.0.0.1",
+            "127.0.0.1:8080",
+            "127.0.0.1:8081",
+            "[::1]",
+            "[::1]:9",
+            "[::1]x",
+            "example.com:443",
+            "example.com:444",
+            "EXAMPLE.com:443",
+        ] {
+            let slow = parse_authority(host)
+                .is_some_and(|(h, port)| patterns.iter().any(|p| p.matches(None, h, port)));
+            let fast = patterns.iter().any(|p| p.matches_exact(host.as_bytes()));
+            assert!(
+                !fast || slow,
+                "{host}: the fast path accepts what parsing refuses"
+            );
+            assert_eq!(check(&p, Some(host), None).is_ok(), slow, "{host}");
         }
     }
 

@@ -6,7 +6,7 @@
 //! Spec: basic/transports/streamable-http.mdx#server-validation
 
 use crate::server::{Prepared, Server};
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use toolwire_proto::ErrorObject;
 use toolwire_proto::header::{
@@ -19,6 +19,11 @@ use toolwire_proto::types::{
 const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
 const METHOD: &str = "Mcp-Method";
 const NAME: &str = "Mcp-Name";
+// The same names, ready for lookups: a `&str` key is parsed and
+// lowercased on every lookup.
+const PROTOCOL_VERSION_KEY: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_KEY: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_KEY: HeaderName = HeaderName::from_static("mcp-name");
 
 /// Checks the headers in the order the conformance suite probes them:
 /// protocol version, method, name, then tool parameters.
@@ -30,11 +35,11 @@ pub(super) fn check_metadata_headers(
     // Spec: basic/transports/streamable-http.mdx#protocol-version-header —
     // this revision does not serve pre-2025-06-18 clients, so a missing
     // header is a validation failure.
-    let version = required_plain(headers, PROTOCOL_VERSION)?;
+    let version = required_plain(headers, &PROTOCOL_VERSION_KEY, PROTOCOL_VERSION)?;
     compare(PROTOCOL_VERSION, version, p.protocol_version())?;
 
     // Spec: basic/transports/streamable-http.mdx#standard-request-headers
-    let method = required_plain(headers, METHOD)?;
+    let method = required_plain(headers, &METHOD_KEY, METHOD)?;
     compare(METHOD, method, &p.method)?;
 
     let source = match p.method.as_str() {
@@ -43,7 +48,7 @@ pub(super) fn check_metadata_headers(
         _ => None,
     };
     if let Some((field, body)) = source {
-        let Some(raw) = one(headers, NAME)? else {
+        let Some(raw) = one(headers, &NAME_KEY, NAME)? else {
             return Err(missing(NAME));
         };
         // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
@@ -89,7 +94,7 @@ fn check_param_headers(
         let body = arguments
             .and_then(|args| lookup_path(args, &param.path))
             .filter(|v| !v.is_null());
-        let Some(raw) = one(headers, &display)? else {
+        let Some(raw) = one(headers, display.as_str(), &display)? else {
             if body.is_some() {
                 return Err(missing(&display));
             }
@@ -112,8 +117,13 @@ fn check_param_headers(
 }
 
 /// The header's only value, `None` when absent, an error when repeated.
-fn one<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
-    let mut values = headers.get_all(name).iter();
+/// `key` is looked up; `name` is how errors spell it.
+fn one<'h, K: http::header::AsHeaderName>(
+    headers: &'h HeaderMap,
+    key: K,
+    name: &str,
+) -> Result<Option<&'h HeaderValue>, ErrorObject> {
+    let mut values = headers.get_all(key).iter();
     match (values.next(), values.next()) {
         (None, _) => Ok(None),
         (Some(v), None) => Ok(Some(v)),
@@ -126,8 +136,12 @@ fn one<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h HeaderValue>
 
 /// A required header that takes no Base64 sentinel, with surrounding
 /// spaces and tabs removed.
-fn required_plain<'h>(headers: &'h HeaderMap, name: &str) -> Result<&'h str, ErrorObject> {
-    let Some(value) = one(headers, name)? else {
+fn required_plain<'h>(
+    headers: &'h HeaderMap,
+    key: &HeaderName,
+    name: &str,
+) -> Result<&'h str, ErrorObject> {
+    let Some(value) = one(headers, key, name)? else {
         return Err(missing(name));
     };
     // Spec: basic/transports/streamable-http.mdx#server-validation — only

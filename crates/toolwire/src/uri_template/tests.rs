@@ -1,0 +1,237 @@
+//! Unit tests of URI templates: RFC 6570 expansion, matching, and refusals.
+use super::*;
+
+fn t(s: &str) -> UriTemplate {
+    UriTemplate::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+}
+
+fn vars(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+fn expand(template: &str, pairs: &[(&str, &str)]) -> String {
+    let map = vars(pairs);
+    t(template).expand(|n| map.get(n).map(String::as_str))
+}
+
+#[test]
+fn level_1_expands_and_matches_back() {
+    let tpl = t("test://template/{id}/data");
+    assert_eq!(tpl.variables().collect::<Vec<_>>(), ["id"]);
+    assert_eq!(
+        tpl.match_uri("test://template/123/data"),
+        Some(vars(&[("id", "123")]))
+    );
+    assert_eq!(
+        expand("test://template/{id}/data", &[("id", "123")]),
+        "test://template/123/data"
+    );
+    // A simple expansion never contains '/', so neither does a match.
+    assert_eq!(tpl.match_uri("test://template/1/2/data"), None);
+    assert_eq!(tpl.match_uri("test://template//data"), None);
+    assert_eq!(tpl.match_uri("test://template/123/datum"), None);
+    assert_eq!(tpl.match_uri("test://other/123/data"), None);
+}
+
+#[test]
+fn simple_values_are_percent_encoded_and_decoded() {
+    assert_eq!(
+        expand("x:{v}", &[("v", "Hello World!")]),
+        "x:Hello%20World%21"
+    );
+    assert_eq!(expand("x:{v}", &[("v", "é/")]), "x:%C3%A9%2F");
+    let tpl = t("x:{v}");
+    assert_eq!(
+        tpl.match_uri("x:Hello%20World%21"),
+        Some(vars(&[("v", "Hello World!")]))
+    );
+    assert_eq!(tpl.match_uri("x:%C3%A9%2F"), Some(vars(&[("v", "é/")])));
+    // Not UTF-8 once decoded, or a raw reserved character.
+    assert_eq!(tpl.match_uri("x:%FF"), None);
+    assert_eq!(tpl.match_uri("x:a b"), None);
+}
+
+#[test]
+fn rfc_6570_examples_expand() {
+    let v = [
+        ("var", "value"),
+        ("hello", "Hello World!"),
+        ("path", "/foo/bar"),
+        ("x", "1024"),
+        ("y", "768"),
+        ("empty", ""),
+    ];
+    let cases = [
+        ("{var}", "value"),
+        ("{hello}", "Hello%20World%21"),
+        ("{+var}", "value"),
+        ("{+hello}", "Hello%20World!"),
+        ("{+path}/here", "/foo/bar/here"),
+        ("here?ref={+path}", "here?ref=/foo/bar"),
+        ("X{#var}", "X#value"),
+        ("X{#hello}", "X#Hello%20World!"),
+        ("map?{x,y}", "map?1024,768"),
+        ("{x,hello,y}", "1024,Hello%20World%21,768"),
+        ("{+x,hello,y}", "1024,Hello%20World!,768"),
+        ("{+path,x}/here", "/foo/bar,1024/here"),
+        ("{#x,hello,y}", "#1024,Hello%20World!,768"),
+        ("X{.var}", "X.value"),
+        ("X{.x,y}", "X.1024.768"),
+        ("{/var}", "/value"),
+        ("{/var,x}/here", "/value/1024/here"),
+        ("{;x,y}", ";x=1024;y=768"),
+        ("{;x,y,empty}", ";x=1024;y=768;empty"),
+        ("{?x,y}", "?x=1024&y=768"),
+        ("{?x,y,empty}", "?x=1024&y=768&empty="),
+        ("?fixed=yes{&x}", "?fixed=yes&x=1024"),
+        ("{&x,y,empty}", "&x=1024&y=768&empty="),
+        ("{var:3}", "val"),
+        ("{var:30}", "value"),
+        ("{+path:6}/here", "/foo/b/here"),
+        ("{/var*}", "/value"),
+        ("{?undef}", ""),
+        ("X{.undef}", "X"),
+    ];
+    for (template, want) in cases {
+        assert_eq!(expand(template, &v), want, "{template}");
+    }
+}
+
+#[test]
+fn operators_match_back_to_their_values() {
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
+    let cases: &[Case<'_>] = &[
+        (
+            "file:///{+path}",
+            "file:///a/b%20c.txt",
+            &[("path", "a/b%20c.txt")],
+        ),
+        ("x:{/a,b}", "x:/1/2", &[("a", "1"), ("b", "2")]),
+        // Earlier variables take as much as they can ('.' is unreserved).
+        ("x:{a}{.ext}", "x:report.pdf", &[("a", "report.pdf")]),
+        (
+            "x:{a}/{b}.pdf",
+            "x:x.y/report.pdf",
+            &[("a", "x.y"), ("b", "report")],
+        ),
+        (
+            "x:/s{?q,page}",
+            "x:/s?q=rust&page=2",
+            &[("q", "rust"), ("page", "2")],
+        ),
+        ("x:/s{?q,page}", "x:/s?page=2", &[("page", "2")]),
+        ("x:/s{?q,page}", "x:/s", &[]),
+        ("x:/s{?q}", "x:/s?q=", &[("q", "")]),
+        ("x:{;a,b}", "x:;a=1;b", &[("a", "1"), ("b", "")]),
+        ("x:{#frag}", "x:#a/b,c", &[("frag", "a/b,c")]),
+        ("x:/{a}/{b}", "x:/%2F/%25", &[("a", "/"), ("b", "%")]),
+    ];
+    for (template, uri, want) in cases {
+        assert_eq!(
+            t(template).match_uri(uri),
+            Some(vars(want)),
+            "{template} ~ {uri}"
+        );
+    }
+    assert_eq!(t("x:/s{?q}").match_uri("x:/s?r=1"), None);
+    assert_eq!(t("x:{var:3}").match_uri("x:valu"), None);
+    assert_eq!(
+        t("x:{var:3}").match_uri("x:val"),
+        Some(vars(&[("var", "val")]))
+    );
+}
+
+#[test]
+fn expansion_and_matching_round_trip() {
+    let templates = [
+        "test://template/{id}/data",
+        "x:/users/{user}/files{/dir}{?sort,limit}",
+        "x:{;a,b}",
+        "x:{+base}/v1",
+    ];
+    let values = ["plain", "with space", "ümlaut", "a-b.c_d~e", "50%"];
+    for template in templates {
+        let tpl = t(template);
+        for value in values {
+            let names: Vec<&str> = tpl.variables().collect();
+            let map: BTreeMap<String, String> = names
+                .iter()
+                .map(|n| ((*n).to_owned(), value.to_owned()))
+                .collect();
+            let uri = tpl.expand(|n| map.get(n).map(String::as_str));
+            let back = tpl
+                .match_uri(&uri)
+                .unwrap_or_else(|| panic!("{template}: {uri}"));
+            // Reserved expansion keeps a valid escape as written.
+            if template.contains('+') {
+                assert_eq!(tpl.expand(|n| back.get(n).map(String::as_str)), uri);
+            } else {
+                assert_eq!(back, map, "{template}: {uri}");
+            }
+        }
+    }
+}
+
+#[test]
+fn invalid_templates_are_refused_with_a_reason() {
+    use UriTemplateError as E;
+    let cases = [
+        ("", E::Empty),
+        ("x:{id", E::Unclosed { at: 2 }),
+        ("x:id}", E::Unopened { at: 4 }),
+        ("x:{}", E::EmptyExpression { at: 2 }),
+        ("x:{a,}", E::EmptyExpression { at: 2 }),
+        ("x:{=a}", E::ReservedOperator { op: '=', at: 2 }),
+        ("x:{|a}", E::ReservedOperator { op: '|', at: 2 }),
+        (
+            "x:{a-b}",
+            E::InvalidVariable {
+                name: "a-b".into(),
+                at: 2,
+            },
+        ),
+        (
+            "x:{.a..b}",
+            E::InvalidVariable {
+                name: "a..b".into(),
+                at: 2,
+            },
+        ),
+        (
+            "x:{a:0}",
+            E::InvalidPrefix {
+                modifier: "0".into(),
+                at: 2,
+            },
+        ),
+        (
+            "x:{a:10000}",
+            E::InvalidPrefix {
+                modifier: "10000".into(),
+                at: 2,
+            },
+        ),
+        ("x: {a}", E::InvalidLiteral { ch: ' ', at: 2 }),
+        ("x:%zz", E::InvalidLiteral { ch: '%', at: 2 }),
+        ("x:{a}/{a}", E::DuplicateVariable("a".into())),
+    ];
+    for (template, want) in cases {
+        assert_eq!(UriTemplate::parse(template), Err(want), "{template:?}");
+    }
+    assert!(UriTemplate::parse("x:{a.b,c_1,%41}").is_ok());
+    assert!(UriTemplate::parse("x:{a:9999}{b*}").is_ok());
+}
+
+#[test]
+fn matching_pathological_input_stays_fast() {
+    let tpl = t("x:{a}{b}{c}{d}!");
+    // Passes the prefix and suffix checks, then fails at the '/'.
+    let uri = format!("x:{}/!", "a".repeat(1500));
+    let started = std::time::Instant::now();
+    assert_eq!(tpl.match_uri(&uri), None);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_eq!(tpl.match_uri(&"a".repeat(MAX_MATCH_LEN + 1)), None);
+}

@@ -174,7 +174,7 @@ impl From<i64> for ProgressToken {
 /// field is optional here so a server can parse the object and then report
 /// precisely which member is missing.
 // Serde needs literal keys; a unit test checks them against `crate::meta`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct RequestMeta {
     /// `io.modelcontextprotocol/protocolVersion`: the protocol version of this request.
     #[serde(
@@ -215,6 +215,113 @@ pub struct RequestMeta {
     /// Every other member, kept as is.
     #[serde(flatten)]
     pub other: Meta,
+}
+
+/// The members of [`RequestMeta`] with a type of their own.
+enum MetaKey {
+    ProtocolVersion,
+    ClientCapabilities,
+    ClientInfo,
+    LogLevel,
+    ProgressToken,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for MetaKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = MetaKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a _meta key")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<MetaKey, E> {
+                Ok(match key {
+                    "io.modelcontextprotocol/protocolVersion" => MetaKey::ProtocolVersion,
+                    "io.modelcontextprotocol/clientCapabilities" => MetaKey::ClientCapabilities,
+                    "io.modelcontextprotocol/clientInfo" => MetaKey::ClientInfo,
+                    "io.modelcontextprotocol/logLevel" => MetaKey::LogLevel,
+                    "progressToken" => MetaKey::ProgressToken,
+                    other => MetaKey::Other(other.to_owned()),
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+// Written by hand rather than derived: `#[serde(flatten)]` makes a derived
+// impl buffer the whole object before typing it, and `_meta` is read on
+// every request. Known keys are matched without allocating.
+impl<'de> Deserialize<'de> for RequestMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MetaVisitor;
+        impl<'de> serde::de::Visitor<'de> for MetaVisitor {
+            type Value = RequestMeta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the request _meta object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<RequestMeta, A::Error> {
+                fn once<T, E: serde::de::Error>(
+                    slot: &mut Option<T>,
+                    value: Option<T>,
+                    key: &'static str,
+                    seen: &mut bool,
+                ) -> Result<(), E> {
+                    if std::mem::replace(seen, true) {
+                        return Err(E::duplicate_field(key));
+                    }
+                    *slot = value;
+                    Ok(())
+                }
+                let mut out = RequestMeta::default();
+                let mut seen = [false; 5];
+                while let Some(key) = map.next_key::<MetaKey>()? {
+                    match key {
+                        MetaKey::ProtocolVersion => once(
+                            &mut out.protocol_version,
+                            map.next_value()?,
+                            "io.modelcontextprotocol/protocolVersion",
+                            &mut seen[0],
+                        )?,
+                        MetaKey::ClientCapabilities => once(
+                            &mut out.client_capabilities,
+                            map.next_value()?,
+                            "io.modelcontextprotocol/clientCapabilities",
+                            &mut seen[1],
+                        )?,
+                        MetaKey::ClientInfo => once(
+                            &mut out.client_info,
+                            map.next_value()?,
+                            "io.modelcontextprotocol/clientInfo",
+                            &mut seen[2],
+                        )?,
+                        MetaKey::LogLevel => once(
+                            &mut out.log_level,
+                            map.next_value()?,
+                            "io.modelcontextprotocol/logLevel",
+                            &mut seen[3],
+                        )?,
+                        MetaKey::ProgressToken => once(
+                            &mut out.progress_token,
+                            map.next_value()?,
+                            "progressToken",
+                            &mut seen[4],
+                        )?,
+                        MetaKey::Other(key) => {
+                            let value: Value = map.next_value()?;
+                            out.other.insert(key, value);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(MetaVisitor)
+    }
 }
 
 impl RequestMeta {
@@ -269,6 +376,40 @@ mod tests {
     use super::*;
     use crate::meta;
     use serde_json::json;
+
+    #[test]
+    fn request_meta_types_known_keys_and_keeps_the_rest() {
+        let m: RequestMeta = serde_json::from_value(json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
+            "io.modelcontextprotocol/logLevel": "info",
+            "progressToken": 7,
+            "com.example/trace": {"x": [1, 2]}
+        }))
+        .expect("valid meta");
+        assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
+        assert!(m.client_capabilities.is_some());
+        assert_eq!(m.log_level, Some(LoggingLevel::Info));
+        assert_eq!(
+            m.other.get("com.example/trace"),
+            Some(&json!({"x": [1, 2]}))
+        );
+        let back = serde_json::to_value(&m).expect("serialise");
+        assert_eq!(back["com.example/trace"], json!({"x": [1, 2]}));
+        assert_eq!(back["progressToken"], 7);
+    }
+
+    #[test]
+    fn request_meta_refuses_duplicates_and_wrong_types() {
+        let dup = r#"{"progressToken":1,"progressToken":2}"#;
+        assert!(serde_json::from_str::<RequestMeta>(dup).is_err());
+        let wrong = r#"{"io.modelcontextprotocol/protocolVersion":5}"#;
+        assert!(serde_json::from_str::<RequestMeta>(wrong).is_err());
+        let null = r#"{"io.modelcontextprotocol/protocolVersion":null}"#;
+        let m: RequestMeta = serde_json::from_str(null).expect("null is absent");
+        assert!(m.protocol_version.is_none());
+        assert!(serde_json::from_str::<RequestMeta>("[]").is_err());
+    }
 
     #[test]
     fn request_meta_keys_equal_the_meta_constants() {

@@ -76,6 +76,15 @@ impl<T: Named + Clone> Registry<T> {
         r
     }
 
+    /// Names of the entries, in order.
+    pub(crate) fn names(&self) -> Vec<String> {
+        self.snapshot()
+            .items()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect()
+    }
+
     /// Adds `item`; `false` (and no change) if the name is taken.
     pub(crate) fn insert(&self, item: T) -> bool {
         self.update(|s| {

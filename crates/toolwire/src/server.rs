@@ -246,11 +246,39 @@ impl Server {
     /// [`ListChanged::Tools`].
     pub fn add_tool(&self, tool: Tool) -> Result<(), RegistrationError> {
         let name = tool.name().to_owned();
-        if !self.inner.tools.insert(tool) {
+        if !self.register(&self.inner.tools, tool, ListChanged::Tools) {
             return Err(RegistrationError::Duplicate(name));
         }
-        self.publish(ListChanged::Tools.into());
         Ok(())
+    }
+
+    /// Inserts `item`, publishing `list` when it was added; `false` if the
+    /// name is taken.
+    fn register<T: Named + Clone>(
+        &self,
+        registry: &Registry<T>,
+        item: T,
+        list: ListChanged,
+    ) -> bool {
+        let added = registry.insert(item);
+        if added {
+            self.publish(list.into());
+        }
+        added
+    }
+
+    /// Removes the entry named `name`, publishing `list` when it existed.
+    fn unregister<T: Named + Clone>(
+        &self,
+        registry: &Registry<T>,
+        name: &str,
+        list: ListChanged,
+    ) -> bool {
+        let removed = registry.remove(name);
+        if removed {
+            self.publish(list.into());
+        }
+        removed
     }
 
     /// Builder-style [`add_tool`](Self::add_tool).
@@ -261,22 +289,12 @@ impl Server {
 
     /// Removes a tool; `true` if it existed. Publishes [`ListChanged::Tools`].
     pub fn remove_tool(&self, name: &str) -> bool {
-        let removed = self.inner.tools.remove(name);
-        if removed {
-            self.publish(ListChanged::Tools.into());
-        }
-        removed
+        self.unregister(&self.inner.tools, name, ListChanged::Tools)
     }
 
     /// Names of the registered tools, in order.
     pub fn tool_names(&self) -> Vec<String> {
-        self.inner
-            .tools
-            .snapshot()
-            .items()
-            .iter()
-            .map(|t| t.name().to_owned())
-            .collect()
+        self.inner.tools.names()
     }
 
     /// A registered tool by name.

@@ -25,13 +25,12 @@ impl Server {
     /// [`ListChanged::Prompts`].
     pub fn add_prompt(&self, prompt: Prompt) -> Result<(), RegistrationError> {
         let name = prompt.name().to_owned();
-        if !self.inner.prompts.insert(prompt) {
+        if !self.register(&self.inner.prompts, prompt, ListChanged::Prompts) {
             return Err(RegistrationError::Prompt {
                 name,
                 problem: PromptProblem::AlreadyRegistered,
             });
         }
-        self.publish(ListChanged::Prompts.into());
         Ok(())
     }
 
@@ -44,22 +43,12 @@ impl Server {
     /// Removes a prompt; `true` if it existed. Publishes
     /// [`ListChanged::Prompts`].
     pub fn remove_prompt(&self, name: &str) -> bool {
-        let removed = self.inner.prompts.remove(name);
-        if removed {
-            self.publish(ListChanged::Prompts.into());
-        }
-        removed
+        self.unregister(&self.inner.prompts, name, ListChanged::Prompts)
     }
 
     /// Names of the registered prompts, in order.
     pub fn prompt_names(&self) -> Vec<String> {
-        self.inner
-            .prompts
-            .snapshot()
-            .items()
-            .iter()
-            .map(|p| p.name().to_owned())
-            .collect()
+        self.inner.prompts.names()
     }
 
     /// A registered prompt by name.

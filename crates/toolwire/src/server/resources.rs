@@ -37,13 +37,12 @@ impl Server {
     /// [`ListChanged::Resources`].
     pub fn add_resource(&self, resource: Resource) -> Result<(), RegistrationError> {
         let uri = resource.uri().to_owned();
-        if !self.inner.resources.insert(resource) {
+        if !self.register(&self.inner.resources, resource, ListChanged::Resources) {
             return Err(RegistrationError::Resource {
                 uri,
                 problem: ResourceProblem::AlreadyRegistered,
             });
         }
-        self.publish(ListChanged::Resources.into());
         Ok(())
     }
 
@@ -56,22 +55,12 @@ impl Server {
     /// Removes the resource at `uri`; `true` if it existed. Publishes
     /// [`ListChanged::Resources`].
     pub fn remove_resource(&self, uri: &str) -> bool {
-        let removed = self.inner.resources.remove(uri);
-        if removed {
-            self.publish(ListChanged::Resources.into());
-        }
-        removed
+        self.unregister(&self.inner.resources, uri, ListChanged::Resources)
     }
 
     /// URIs of the registered resources, in order.
     pub fn resource_uris(&self) -> Vec<String> {
-        self.inner
-            .resources
-            .snapshot()
-            .items()
-            .iter()
-            .map(|r| r.uri().to_owned())
-            .collect()
+        self.inner.resources.names()
     }
 
     /// Registers a resource template, failing if its URI template is taken.
@@ -82,13 +71,16 @@ impl Server {
         template: ResourceTemplate,
     ) -> Result<(), RegistrationError> {
         let uri = template.uri_template().to_owned();
-        if !self.inner.resource_templates.insert(template) {
+        if !self.register(
+            &self.inner.resource_templates,
+            template,
+            ListChanged::Resources,
+        ) {
             return Err(RegistrationError::Resource {
                 uri,
                 problem: ResourceProblem::AlreadyRegistered,
             });
         }
-        self.publish(ListChanged::Resources.into());
         Ok(())
     }
 
@@ -104,22 +96,16 @@ impl Server {
     /// Removes the template registered as `uri_template`; `true` if it
     /// existed. Publishes [`ListChanged::Resources`].
     pub fn remove_resource_template(&self, uri_template: &str) -> bool {
-        let removed = self.inner.resource_templates.remove(uri_template);
-        if removed {
-            self.publish(ListChanged::Resources.into());
-        }
-        removed
+        self.unregister(
+            &self.inner.resource_templates,
+            uri_template,
+            ListChanged::Resources,
+        )
     }
 
     /// URI templates of the registered resource templates, in order.
     pub fn resource_template_uris(&self) -> Vec<String> {
-        self.inner
-            .resource_templates
-            .snapshot()
-            .items()
-            .iter()
-            .map(|t| t.uri_template().to_owned())
-            .collect()
+        self.inner.resource_templates.names()
     }
 
     pub(crate) fn list_resources(&self, p: &Prepared) -> Reply {

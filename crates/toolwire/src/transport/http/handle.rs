@@ -285,9 +285,9 @@ impl HttpService {
         }
     }
 
-    /// Reads the body within the size and time limits and decodes it,
-    /// answering notifications (202), responses and undecodable bodies.
-    async fn read_request<B>(&self, body: B) -> Result<toolwire_proto::Request, Early>
+    /// Reads the body within the size and time limits, answering 413, 408
+    /// or 400 when it cannot. Shared by the modern and the legacy paths.
+    pub(super) async fn read_body<B>(&self, body: B) -> Result<Bytes, Early>
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -324,6 +324,18 @@ impl HttpService {
                 return Err(Box::new(error(StatusCode::REQUEST_TIMEOUT, None, &e)));
             }
         };
+        Ok(bytes)
+    }
+
+    /// Reads the body and decodes it, answering notifications (202),
+    /// responses and undecodable bodies.
+    async fn read_request<B>(&self, body: B) -> Result<toolwire_proto::Request, Early>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let config = &self.shared.config;
+        let bytes = self.read_body(body).await?;
         // The depth is bounded by a scan before the parser sees the bytes,
         // so no input can exhaust the parser's recursion.
         match Message::from_slice_with_max_depth(&bytes, config.max_json_depth) {

@@ -25,7 +25,6 @@
 use super::body::{HttpBody, KEEP_ALIVE, ReplyFuture, push_event};
 use super::handle::{Early, MCP_SESSION_ID, error, json, sse, with_status};
 use super::negotiate::{accepts_json_and_sse, is_json_content_type};
-use super::read::{ReadError, read_limited};
 use super::sessions::SessionStore;
 use super::{BoxError, HttpService};
 use crate::legacy::{self, InitializeParams, LEGACY_PROTOCOL_VERSIONS, Session};
@@ -204,21 +203,9 @@ impl HttpService {
             Err(early) => return *early,
         };
         let config = &self.shared.config;
-        let bytes = match tokio::time::timeout(
-            config.read_timeout,
-            read_limited(body, config.max_body_bytes),
-        )
-        .await
-        {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(ReadError::TooLarge)) => {
-                let e = ErrorObject::invalid_request("Payload Too Large");
-                return error(StatusCode::PAYLOAD_TOO_LARGE, None, &e);
-            }
-            Ok(Err(ReadError::Failed(_))) | Err(_) => {
-                let e = ErrorObject::parse_error("the request body could not be read");
-                return error(StatusCode::BAD_REQUEST, None, &e);
-            }
+        let bytes = match self.read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(early) => return *early,
         };
         let message = match Message::from_slice_with_max_depth(&bytes, config.max_json_depth) {
             Ok(m) => m,

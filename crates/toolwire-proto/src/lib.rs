@@ -17,6 +17,6 @@ pub mod types;
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{
     DecodeError, JSONRPC_VERSION, MAX_DEPTH, Message, Notification, Request, RequestId, Response,
-    encode_error, encode_notification, encode_request, encode_result,
+    encode_error, encode_notification, encode_request, encode_result, exceeds_depth,
 };
 pub use names::{ToolNameError, validate_tool_name};

@@ -24,7 +24,7 @@ mod seal;
 
 pub use answer::ElicitAnswer;
 pub(crate) use gate::supports;
-pub(crate) use round::{RoundInput, arguments_of};
+pub(crate) use round::RoundInput;
 pub use seal::{STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys};
 
 use schemars::JsonSchema;

@@ -11,7 +11,9 @@ pub type CapabilityMap = BTreeMap<String, JsonObject>;
 
 /// What a client supports, sent in each request's `_meta`
 /// (schema `ClientCapabilities`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+// Deserialize is written by hand below: the object arrives in every
+// request's `_meta`, and a derived impl with `#[serde(flatten)]` buffers it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCapabilities {
     /// Present if the client can answer elicitation input requests.
@@ -32,6 +34,55 @@ pub struct ClientCapabilities {
     /// Members this revision does not define.
     #[serde(flatten)]
     pub other: JsonObject,
+}
+
+impl<'de> Deserialize<'de> for ClientCapabilities {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        /// A member name, borrowed when the input allows it.
+        struct Key<'a>(std::borrow::Cow<'a, str>);
+        impl<'de> Deserialize<'de> for Key<'de> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                std::borrow::Cow::<'de, str>::deserialize(d).map(Key)
+            }
+        }
+        fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+            map: &mut A,
+            slot: &mut Option<T>,
+            key: &'static str,
+        ) -> Result<(), A::Error> {
+            if slot.is_some() {
+                return Err(A::Error::duplicate_field(key));
+            }
+            *slot = Some(map.next_value()?);
+            Ok(())
+        }
+        struct CapabilitiesVisitor;
+        impl<'de> Visitor<'de> for CapabilitiesVisitor {
+            type Value = ClientCapabilities;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("the client capabilities object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = ClientCapabilities::default();
+                while let Some(Key(key)) = map.next_key()? {
+                    match &*key {
+                        "elicitation" => once(&mut map, &mut out.elicitation, "elicitation")?,
+                        "sampling" => once(&mut map, &mut out.sampling, "sampling")?,
+                        "roots" => once(&mut map, &mut out.roots, "roots")?,
+                        "experimental" => once(&mut map, &mut out.experimental, "experimental")?,
+                        "extensions" => once(&mut map, &mut out.extensions, "extensions")?,
+                        _ => {
+                            let value = map.next_value()?;
+                            out.other.insert(key.into_owned(), value);
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_map(CapabilitiesVisitor)
+    }
 }
 
 impl ClientCapabilities {
@@ -196,5 +247,48 @@ mod tests {
         let c: ServerCapabilities = serde_json::from_value(v.clone()).expect("parses");
         assert_eq!(c.tools.as_ref().and_then(|t| t.list_changed), Some(true));
         assert_eq!(serde_json::to_value(&c).expect("serialises"), v);
+    }
+
+    #[test]
+    fn client_capabilities_read_by_hand_like_a_derived_impl() {
+        let v = json!({
+            "roots": {"listChanged": true},
+            "sampling": {"tools": {}},
+            "elicitation": {"form": {}},
+            "experimental": {"x": {"a": 1}},
+            "extensions": {"io.example/y": {}},
+            "somethingNew": {"x": [1]},
+            "escaped": 2
+        });
+        // Both from a string (borrowed keys) and from a `Value` (owned).
+        let text = serde_json::to_string(&v).expect("text");
+        let from_text: ClientCapabilities = serde_json::from_str(&text).expect("parses");
+        let from_value: ClientCapabilities = serde_json::from_value(v.clone()).expect("parses");
+        assert_eq!(from_text, from_value);
+        assert!(from_text.roots.is_some() && from_text.supports_sampling());
+        assert!(from_text.supports_elicitation_form());
+        assert_eq!(from_text.other.len(), 2);
+        assert_eq!(serde_json::to_value(&from_text).expect("serialises"), v);
+        // An escaped key cannot be borrowed; it is read all the same.
+        let escaped: ClientCapabilities =
+            serde_json::from_str(r#"{"esc\u0061ped":2,"r\u006fots":{}}"#).expect("parses");
+        assert_eq!(escaped.other.get("escaped"), Some(&json!(2)));
+        assert!(escaped.roots.is_some());
+        assert_eq!(
+            serde_json::from_str::<ClientCapabilities>("{}").expect("empty"),
+            ClientCapabilities::default()
+        );
+        for bad in [
+            r#"{"roots":{},"roots":{}}"#,
+            r#"{"roots":5}"#,
+            r#"[]"#,
+            r#"null"#,
+            r#""x""#,
+        ] {
+            assert!(
+                serde_json::from_str::<ClientCapabilities>(bad).is_err(),
+                "{bad}"
+            );
+        }
     }
 }

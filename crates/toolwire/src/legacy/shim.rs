@@ -126,14 +126,18 @@ async fn rounds(
         Some(Ok(p)) => p,
         Some(Err(e)) => return fail(ErrorObject::invalid_params(format!("invalid params: {e}"))),
     };
-    let meta = Arc::new(meta_for(server, session, params.meta.take()));
+    let meta = Arc::new(meta_for(
+        server,
+        session,
+        params.meta.take().map(Arc::unwrap_or_clone),
+    ));
     let config = server.config();
     let mut round = 0u32;
     loop {
         round += 1;
         let prepared = Prepared {
             id: id.clone(),
-            method: method.clone(),
+            method: method.clone().into(),
             params,
             meta: Arc::clone(&meta),
             principal: None,
@@ -172,7 +176,7 @@ async fn rounds(
             _ => Params::default(),
         };
         params.meta = None;
-        params.input_responses = Some(Value::Object(answers));
+        params.input_responses = Some(Box::new(Value::Object(answers)));
         params.request_state = result
             .get("requestState")
             .and_then(Value::as_str)

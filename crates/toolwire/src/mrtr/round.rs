@@ -22,8 +22,6 @@
 use super::seal::{self, Binding};
 use super::{InputRequired, gate};
 use crate::server::{Prepared, Reply, Server};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -74,21 +72,6 @@ impl Mrtr {
     }
 }
 
-/// The `arguments` of a request's raw params, as `prepare` read them (a
-/// missing or `null` member is `{}`): read back when a sealed state must be
-/// bound to arguments that were moved into the handler.
-pub(crate) fn arguments_of(raw: &RawValue) -> Value {
-    #[derive(Deserialize)]
-    struct Only {
-        #[serde(default)]
-        arguments: Option<Value>,
-    }
-    serde_json::from_str::<Only>(raw.get())
-        .ok()
-        .and_then(|o| o.arguments)
-        .unwrap_or_else(|| Value::Object(Map::new()))
-}
-
 static NO_CAPABILITIES: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
 
 impl Server {
@@ -113,7 +96,7 @@ impl Server {
         }
         // Spec: basic/patterns/mrtr.mdx#error-handling — a malformed
         // InputResponses is a protocol error.
-        let responses = match p.params.input_responses.take() {
+        let responses = match p.params.input_responses.take().map(|b| *b) {
             None => None,
             Some(Value::Object(map)) => Some(map),
             Some(_) => {

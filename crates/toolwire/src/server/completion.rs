@@ -35,14 +35,16 @@ impl Server {
         outbound: Option<Outbound>,
     ) -> Reply {
         let id = p.id.clone();
-        let found = member::<CompletionReference>(p.params.reference.take(), "ref").and_then(|r| {
-            let a = member::<CompletionArgument>(p.params.argument.take(), "argument")?;
-            let context = match p.params.context.take() {
-                None | Some(Value::Null) => CompletionContext::default(),
-                Some(v) => member(Some(v), "context")?,
-            };
-            Ok((self.completer(&r, &a.name)?, a, context))
-        });
+        let found = member::<CompletionReference>(p.params.reference.take().map(|b| *b), "ref")
+            .and_then(|r| {
+                let a =
+                    member::<CompletionArgument>(p.params.argument.take().map(|b| *b), "argument")?;
+                let context = match p.params.context.take().map(|b| *b) {
+                    None | Some(Value::Null) => CompletionContext::default(),
+                    Some(v) => member(Some(v), "context")?,
+                };
+                Ok((self.completer(&r, &a.name)?, a, context))
+            });
         let (completer, argument, context) = match found {
             Ok(f) => f,
             Err(e) => return Reply::error(Some(&id), &e),

@@ -7,6 +7,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+use std::borrow::Cow;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY};
@@ -128,8 +129,10 @@ pub(crate) fn meta_member(server_info: &Value) -> Box<[u8]> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Params {
-    #[serde(rename = "_meta", default)]
-    pub(crate) meta: Option<RequestMeta>,
+    /// Read straight into its `Arc`: it is shared with the request context,
+    /// and kept out of line it keeps `Params` small to move.
+    #[serde(rename = "_meta", default, deserialize_with = "shared")]
+    pub(crate) meta: Option<Arc<RequestMeta>>,
     #[serde(default)]
     pub(crate) name: Option<String>,
     #[serde(default)]
@@ -141,31 +144,133 @@ pub(crate) struct Params {
     /// MRTR: answers to earlier input requests. Kept raw so that a present
     /// but malformed value (`null`, a string) can be told from an absent one.
     #[serde(default, deserialize_with = "present")]
-    pub(crate) input_responses: Option<Value>,
+    pub(crate) input_responses: Option<Box<Value>>,
     /// MRTR: the echoed `requestState`.
     #[serde(default)]
     pub(crate) request_state: Option<String>,
     /// `subscriptions/listen`: the notifications wanted.
     #[serde(default)]
-    pub(crate) notifications: Option<SubscriptionFilter>,
+    pub(crate) notifications: Option<Box<SubscriptionFilter>>,
     /// `completion/complete`: what is being completed.
     #[serde(rename = "ref", default)]
-    pub(crate) reference: Option<Value>,
+    pub(crate) reference: Option<Box<Value>>,
     /// `completion/complete`: the argument and its partial value.
     #[serde(default)]
-    pub(crate) argument: Option<Value>,
+    pub(crate) argument: Option<Box<Value>>,
     /// `completion/complete`: values of other arguments.
     #[serde(default)]
-    pub(crate) context: Option<Value>,
-    /// The raw params these were read from, when `prepare` read them: MRTR
-    /// reads the arguments back from them to bind a sealed state.
+    pub(crate) context: Option<Box<Value>>,
+    /// What these were read from, when they were read from bytes: MRTR
+    /// reads the arguments back from it to bind a sealed state.
     #[serde(skip)]
-    pub(crate) raw: Option<Box<RawValue>>,
+    pub(crate) raw: Option<RawParams>,
+}
+
+/// The bytes [`Params`] were read from.
+#[derive(Debug)]
+pub(crate) enum RawParams {
+    /// The raw `params` member (`prepare`).
+    Params(Box<RawValue>),
+    /// The whole message (`prepare_message`).
+    Message(Bytes),
+}
+
+impl RawParams {
+    /// `params.arguments` as it was read (a missing or `null` member is
+    /// `{}`): read back when a sealed state must be bound to arguments that
+    /// were moved into the handler.
+    pub(crate) fn arguments(&self) -> Value {
+        #[derive(Deserialize)]
+        struct Arguments {
+            #[serde(default)]
+            arguments: Option<Value>,
+        }
+        #[derive(Deserialize)]
+        struct Envelope {
+            #[serde(default)]
+            params: Option<Arguments>,
+        }
+        let read = match self {
+            Self::Params(raw) => serde_json::from_str::<Arguments>(raw.get()).ok(),
+            Self::Message(bytes) => serde_json::from_slice::<Envelope>(bytes)
+                .ok()
+                .and_then(|e| e.params),
+        };
+        read.and_then(|a| a.arguments)
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    }
+}
+
+/// The fast path's decoding: id, method, params and `_meta`, or `None`.
+fn read_request(
+    message: &[u8],
+    max_depth: usize,
+) -> Option<(RequestId, Cow<'static, str>, Params, Arc<RequestMeta>)> {
+    if toolwire_proto::exceeds_depth(message, max_depth.min(toolwire_proto::MAX_DEPTH)) {
+        return None;
+    }
+    // One UTF-8 check of the whole message (vectorised) rather than one per
+    // string, which is what parsing from bytes does.
+    let text = std::str::from_utf8(message).ok()?;
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+    if envelope.jsonrpc.get() != "\"2.0\"" {
+        return None;
+    }
+    let mut params = envelope.params?;
+    let meta = params.meta.take()?;
+    if meta.protocol_version.is_none() || meta.client_capabilities.is_none() {
+        return None;
+    }
+    Some((envelope.id, interned(envelope.method), params, meta))
+}
+
+/// The methods this server serves.
+const METHODS: [&str; 10] = [
+    CallToolRequest::METHOD,
+    ListToolsRequest::METHOD,
+    DiscoverRequest::METHOD,
+    ListPromptsRequest::METHOD,
+    GetPromptRequest::METHOD,
+    ListResourcesRequest::METHOD,
+    ListResourceTemplatesRequest::METHOD,
+    ReadResourceRequest::METHOD,
+    CompleteRequest::METHOD,
+    SubscriptionsListenRequest::METHOD,
+];
+
+/// `method` as a `'static` borrow when it is one of [`METHODS`].
+fn interned(method: Cow<'_, str>) -> Cow<'static, str> {
+    match METHODS.iter().find(|m| **m == method) {
+        Some(m) => Cow::Borrowed(m),
+        None => Cow::Owned(method.into_owned()),
+    }
+}
+
+/// A request envelope read in one pass with its common parameters: the
+/// fast path of [`Server::prepare_message`]. Any member besides these four
+/// (`result`, `error`, an extension) makes it decline, as does anything
+/// else unusual, and the general decoder takes over.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    id: RequestId,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+/// `_meta` read in place and moved into its `Arc` once (serde's own `Arc`
+/// reads into a `Box` first, then copies it into the `Arc`).
+fn shared<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arc<RequestMeta>>, D::Error> {
+    Option::<RequestMeta>::deserialize(d).map(|m| m.map(Arc::new))
 }
 
 /// `Some(value)` whenever the member is present, even when it is `null`.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<Value>>, D::Error> {
+    Box::<Value>::deserialize(d).map(Some)
 }
 
 /// A request whose envelope and common parameters have been read and whose
@@ -173,7 +278,9 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::E
 #[derive(Debug)]
 pub(crate) struct Prepared {
     pub(crate) id: RequestId,
-    pub(crate) method: String,
+    /// Borrowed from [`METHODS`] for the methods served, so the usual
+    /// request does not allocate its name.
+    pub(crate) method: Cow<'static, str>,
     pub(crate) params: Params,
     pub(crate) meta: Arc<RequestMeta>,
     /// Who made the request, when the transport authenticated them. Sealed
@@ -206,7 +313,7 @@ impl Server {
             None => Params::default(),
             Some(raw) => match serde_json::from_str::<Params>(raw.get()) {
                 Ok(mut p) => {
-                    p.raw = Some(raw);
+                    p.raw = Some(RawParams::Params(raw));
                     p
                 }
                 Err(e) => {
@@ -238,9 +345,38 @@ impl Server {
         }
         Ok(Prepared {
             id,
-            method: req.method,
+            method: interned(Cow::Owned(req.method)),
             params,
-            meta: Arc::new(meta),
+            meta,
+            principal: None,
+        })
+    }
+
+    /// Decodes a whole message that is a well-formed 2026-07-28 request
+    /// (an object with `jsonrpc`, `id`, `method` and `params` carrying the
+    /// required `_meta` members) and prepares it, in one pass over the
+    /// bytes; anything else is handed back.
+    ///
+    /// Whenever it returns a request, `Message::from_slice_with_max_depth`
+    /// followed by [`prepare`](Self::prepare) would have produced the same
+    /// one: otherwise the caller takes that general path, which gives every
+    /// error and every legacy message its usual answer. The nesting bound is
+    /// checked before the parser sees the bytes, as there.
+    pub(crate) fn prepare_message(
+        &self,
+        message: Bytes,
+        max_depth: usize,
+    ) -> Result<Prepared, Bytes> {
+        let Some((id, method, mut params, meta)) = read_request(&message, max_depth) else {
+            return Err(message);
+        };
+        // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.
+        params.raw = Some(RawParams::Message(message));
+        Ok(Prepared {
+            id,
+            method,
+            params,
+            meta,
             principal: None,
         })
     }
@@ -275,7 +411,7 @@ impl Server {
         if let Err(reply) = self.check_version(&p) {
             return reply;
         }
-        match p.method.as_str() {
+        match &*p.method {
             DiscoverRequest::METHOD => self.discover(&p.id),
             ListToolsRequest::METHOD => self.list_tools(&p),
             CallToolRequest::METHOD => self.call_tool(p, cancel, outbound).await,
@@ -297,8 +433,8 @@ impl Server {
         }
     }
 
-    /// `prepare` then `execute`: the whole pipeline for transports that check
-    /// nothing in between.
+    /// `prepare` then `execute`: the whole pipeline, for tests.
+    #[cfg(test)]
     pub(crate) async fn handle(
         &self,
         req: Request,
@@ -384,3 +520,6 @@ fn unsupported_version(inner: &ServerInner, requested: &str) -> ErrorObject {
         "requested": requested,
     }))
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,9 +1,8 @@
 //! `tools/list` and `tools/call`.
 
-use super::dispatch::{Prepared, Reply};
+use super::dispatch::{Prepared, RawParams, Reply};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
-use crate::mrtr::arguments_of;
 use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -104,7 +103,7 @@ impl Server {
             Ok(ToolResult::InputRequired(ir)) => {
                 let args = match (kept, raw) {
                     (Some(args), _) => args,
-                    (None, raw) => raw.as_deref().map(arguments_of).unwrap_or_default(),
+                    (None, raw) => raw.as_ref().map(RawParams::arguments).unwrap_or_default(),
                 };
                 self.input_required(round, ir, &name, &args)
             }

@@ -16,14 +16,18 @@
 //! responses answer the server-to-client requests of the MRTR shim.
 
 use crate::legacy::{self, Session};
-use crate::server::{Server, Subscription, SubscriptionFrame};
+use crate::server::{Prepared, Reply, Server, Subscription, SubscriptionFrame};
 use bytes::Bytes;
-use futures_util::future::Either;
+use futures_util::FutureExt as _;
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -35,7 +39,8 @@ use toolwire_proto::types::{
     SubscriptionsListenRequest, removed,
 };
 use toolwire_proto::{
-    DecodeError, ErrorObject, Message, Request, RequestId, encode_error, encode_notification,
+    DecodeError, ErrorObject, MAX_DEPTH, Message, Request, RequestId, encode_error,
+    encode_notification,
 };
 
 /// Longest accepted line, in bytes. Longer lines are answered with a parse
@@ -115,10 +120,31 @@ pub async fn serve_stdio(server: Server) -> io::Result<()> {
         let stdin = pipes::Input::open();
         let stdout = pipes::Output::open();
         let _restore = pipes::RestoreBlocking::new(stdin.is_pipe(), stdout.is_pipe());
-        serve_io(server, stdin, stdout).await
+        on_worker(serve_io(server, stdin, stdout)).await
     }
     #[cfg(not(unix))]
-    serve_io(server, tokio::io::stdin(), tokio::io::stdout()).await
+    on_worker(serve_io(server, tokio::io::stdin(), tokio::io::stdout())).await
+}
+
+/// Runs the serving loop as a task of its own rather than in the caller's
+/// future, which is often `block_on`'s: there, every request handed to a
+/// task and every reply handed to the writer would cross threads. The task
+/// is aborted if the returned future is dropped.
+async fn on_worker(
+    serving: impl Future<Output = io::Result<()>> + Send + 'static,
+) -> io::Result<()> {
+    struct AbortOnDrop(tokio::task::JoinHandle<io::Result<()>>);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let mut task = AbortOnDrop(tokio::spawn(serving));
+    match (&mut task.0).await {
+        Ok(done) => done,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(io::Error::other(e)),
+    }
 }
 
 /// Nonblocking stdin and stdout when they are pipes.
@@ -276,13 +302,19 @@ where
     let closing = server.inner.closing.clone();
     let mut shutting_down = false;
     loop {
-        let read = tokio::select! {
-            biased;
-            () = closing.cancelled() => {
-                shutting_down = true;
-                break;
+        // A line already buffered is read without waiting: the shutdown
+        // check is for when the reader has to wait.
+        let read = if reader.buffer().contains(&b'\n') {
+            read_line(&mut reader, &mut line).await?
+        } else {
+            tokio::select! {
+                biased;
+                () = closing.cancelled() => {
+                    shutting_down = true;
+                    break;
+                }
+                read = read_line(&mut reader, &mut line) => read?,
             }
-            read = read_line(&mut reader, &mut line) => read?,
         };
         match read {
             Line::Eof => break,
@@ -306,7 +338,9 @@ where
             }
         }
         // Reap finished tasks so the set does not grow without bound.
-        while tasks.try_join_next().is_some() {}
+        if !tasks.is_empty() {
+            while tasks.try_join_next().is_some() {}
+        }
     }
 
     if shutting_down {
@@ -337,6 +371,16 @@ fn on_line(
     legacy_session: &LegacySlot,
     tasks: &mut JoinSet<()>,
 ) {
+    // The usual line, a modern request, is decoded and prepared in one pass;
+    // anything else goes through the general decoder below.
+    let message = match server.prepare_message(Bytes::copy_from_slice(line), MAX_DEPTH) {
+        Ok(p) => {
+            let id = p.id.clone();
+            return start(server, id, Work::Modern(Ok(p)), out, in_flight, tasks);
+        }
+        Err(message) => message,
+    };
+    let line = &message[..];
     match Message::from_slice(line) {
         Err(e) => {
             if let DecodeError::Parse(_) = e {
@@ -369,64 +413,12 @@ fn on_line(
                 .get()
                 .filter(|_| !legacy::has_modern_meta(&req))
                 .cloned();
-            let token = CancellationToken::new();
-            {
-                let Ok(mut map) = in_flight.lock() else {
-                    return;
-                };
-                // Cancellation and subscriptions are addressed by id, so two
-                // requests in flight must not share one.
-                if map.get(&req.id).is_some_and(|t| !t.is_cancelled()) {
-                    let err = ErrorObject::invalid_request(format!(
-                        "request id {} is already in use by a request in progress",
-                        req.id
-                    ));
-                    let _ = out.send(Bytes::from(encode_error(Some(&req.id), &err)));
-                    return;
-                }
-                map.insert(req.id.clone(), token.clone());
-            }
-            let server = server.clone();
-            let out = out.clone();
-            let in_flight = Arc::clone(in_flight);
-            if session.is_none() && req.method == SubscriptionsListenRequest::METHOD {
-                tasks.spawn(listen(server, req, token, out, in_flight));
-                return;
-            }
-            tasks.spawn(async move {
-                let id = req.id.clone();
-                // The pipeline's state machine is large: boxed here, it is
-                // built once in place instead of being moved into the task
-                // cell with the spawned future (which stays small).
-                let handled = match &session {
-                    None => Either::Left(Box::pin(server.handle(
-                        req,
-                        token.clone(),
-                        Some(out.clone()),
-                    ))),
-                    Some(s) => Either::Right(Box::pin(legacy::serve(
-                        &server,
-                        s,
-                        req,
-                        token.clone(),
-                        Some(out.clone()),
-                    ))),
-                };
-                let reply = tokio::select! {
-                    reply = handled => Some(reply),
-                    () = token.cancelled() => None,
-                };
-                // Free the id before answering, so the client may reuse it
-                // as soon as it has the response.
-                release(&in_flight, &id, &token);
-                // Spec: basic/patterns/cancellation.mdx — no response for a
-                // cancelled request.
-                if let Some(reply) = reply
-                    && !token.is_cancelled()
-                {
-                    let _ = out.send(reply.into_body());
-                }
-            });
+            let id = req.id.clone();
+            let work = match session {
+                Some(session) => Work::Legacy(session, req),
+                None => Work::Modern(server.prepare(req)),
+            };
+            start(server, id, work, out, in_flight, tasks);
         }
         Ok(Message::Notification(n)) => {
             // Spec (2025-11-25): basic/lifecycle.mdx#initialization — list
@@ -465,6 +457,143 @@ fn on_line(
     }
 }
 
+/// A request to serve.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built and taken apart at once, never stored"
+)]
+enum Work {
+    /// A 2026-07-28 request, prepared (or the reply refusing it).
+    Modern(Result<Prepared, Reply>),
+    /// A request of the legacy session.
+    Legacy(Arc<Session>, Request),
+}
+
+/// Starts serving a request.
+///
+/// A modern request's pipeline is polled once right here: when it completes
+/// at once (a handler that does not wait, the usual case) the reply is
+/// queued with no task spawned and no entry in the in-flight table. A
+/// pipeline that has to wait continues in a task of its own, where it can be
+/// cancelled. Handlers that compute for long should not block the reader:
+/// that is `spawn_blocking`'s job, as anywhere in async code.
+fn start(
+    server: &Server,
+    id: RequestId,
+    work: Work,
+    out: &mpsc::UnboundedSender<Bytes>,
+    in_flight: &InFlight,
+    tasks: &mut JoinSet<()>,
+) {
+    let Ok(mut map) = in_flight.lock() else {
+        return;
+    };
+    // Cancellation and subscriptions are addressed by id, so two requests in
+    // flight must not share one.
+    if map.get(&id).is_some_and(|t| !t.is_cancelled()) {
+        drop(map);
+        let err = ErrorObject::invalid_request(format!(
+            "request id {id} is already in use by a request in progress"
+        ));
+        let _ = out.send(Bytes::from(encode_error(Some(&id), &err)));
+        return;
+    }
+    let token = CancellationToken::new();
+    let pipeline = match work {
+        Work::Modern(Err(reply)) => {
+            drop(map);
+            let _ = out.send(reply.into_body());
+            return;
+        }
+        Work::Modern(Ok(p)) if p.method == SubscriptionsListenRequest::METHOD => {
+            map.insert(id, token.clone());
+            drop(map);
+            tasks.spawn(listen(
+                server.clone(),
+                p,
+                token,
+                out.clone(),
+                Arc::clone(in_flight),
+            ));
+            return;
+        }
+        Work::Modern(Ok(p)) => {
+            drop(map);
+            let server = server.clone();
+            let (child, outbound) = (token.clone(), out.clone());
+            let pipeline: Pipeline =
+                Box::pin(async move { server.execute(p, child, Some(outbound)).await });
+            match poll_once(pipeline, &id) {
+                Ok(reply) => {
+                    let _ = out.send(reply.into_body());
+                    return;
+                }
+                Err(pending) => {
+                    let Ok(mut map) = in_flight.lock() else {
+                        return;
+                    };
+                    map.insert(id.clone(), token.clone());
+                    pending
+                }
+            }
+        }
+        Work::Legacy(session, req) => {
+            map.insert(id.clone(), token.clone());
+            drop(map);
+            let server = server.clone();
+            let (child, outbound) = (token.clone(), out.clone());
+            Box::pin(
+                async move { legacy::serve(&server, &session, req, child, Some(outbound)).await },
+            )
+        }
+    };
+    let out = out.clone();
+    let in_flight = Arc::clone(in_flight);
+    tasks.spawn(async move {
+        let handled = AssertUnwindSafe(pipeline).catch_unwind();
+        let reply = tokio::select! {
+            reply = handled => Some(reply.unwrap_or_else(|_| panicked(&id))),
+            () = token.cancelled() => None,
+        };
+        // Free the id before answering, so the client may reuse it as soon
+        // as it has the response.
+        release(&in_flight, &id, &token);
+        // Spec: basic/patterns/cancellation.mdx — no response for a
+        // cancelled request.
+        if let Some(reply) = reply
+            && !token.is_cancelled()
+        {
+            let _ = out.send(reply.into_body());
+        }
+    });
+}
+
+/// A request's pipeline, boxed: its state machine is large, and boxed it is
+/// built once in place instead of being moved into a task cell.
+type Pipeline = Pin<Box<dyn Future<Output = Reply> + Send>>;
+
+/// Polls `pipeline` once: its reply if it is done, the pipeline otherwise.
+/// A panicking handler is answered with `-32603`, like one that panics in a
+/// task.
+fn poll_once(mut pipeline: Pipeline, id: &RequestId) -> Result<Reply, Pipeline> {
+    // The waker is never woken: a pipeline that is not done is moved into a
+    // task, whose first poll registers the task's own waker.
+    let mut cx = Context::from_waker(Waker::noop());
+    match std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.as_mut().poll(&mut cx))) {
+        Ok(Poll::Ready(reply)) => Ok(reply),
+        Ok(Poll::Pending) => Err(pipeline),
+        Err(_) => Ok(panicked(id)),
+    }
+}
+
+fn panicked(id: &RequestId) -> Reply {
+    tracing::error!(id = %id, "a request handler panicked");
+    Reply::error(
+        Some(id),
+        &ErrorObject::internal("the request handler panicked"),
+    )
+}
+
 /// Forgets `id` if it still belongs to the request holding `token`.
 fn release(in_flight: &InFlight, id: &RequestId, token: &CancellationToken) {
     if let Ok(mut map) = in_flight.lock()
@@ -478,13 +607,13 @@ fn release(in_flight: &InFlight, id: &RequestId, token: &CancellationToken) {
 /// the server shuts down, or the input ends.
 async fn listen(
     server: Server,
-    req: Request,
+    p: Prepared,
     token: CancellationToken,
     out: mpsc::UnboundedSender<Bytes>,
     in_flight: InFlight,
 ) {
-    let id = req.id.clone();
-    let opened: Result<Subscription, _> = server.prepare(req).and_then(|p| server.listen(&p));
+    let id = p.id.clone();
+    let opened: Result<Subscription, _> = server.listen(&p);
     let mut sub = match opened {
         Ok(sub) => sub,
         Err(reply) => {
@@ -597,6 +726,78 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{ServerConfig, Tool};
+    use serde_json::{Value, json};
+
+    fn call(id: u32, tool: &str) -> String {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+        ) + "\n"
+    }
+
+    /// Handlers that finish at once are answered inline, ones that wait in
+    /// a task; a panicking handler gets `-32603` either way, and the
+    /// server goes on serving.
+    #[tokio::test]
+    async fn inline_and_waiting_handlers_and_panics() {
+        let server = Server::new(ServerConfig::new("t", "1"));
+        let tool = |name: &str| Tool::builder(name).input_schema(json!({"type": "object"}));
+        let tools = [
+            tool("now").handler(|_: Value, _| async { "now" }),
+            tool("later").handler(|_: Value, _| async {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                "later"
+            }),
+            tool("boom").handler(|_: Value, _| async {
+                if true {
+                    panic!("boom");
+                }
+                "never"
+            }),
+            tool("boom_later").handler(|_: Value, _| async {
+                tokio::task::yield_now().await;
+                if true {
+                    panic!("boom later");
+                }
+                "never"
+            }),
+        ];
+        for t in tools {
+            server.add_tool(t.expect("tool")).expect("add");
+        }
+        let (client, server_end) = tokio::io::duplex(64 * 1024);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(serve_io(server, server_read, server_write));
+        let (client_read, mut client_write) = tokio::io::split(client);
+        let input = [
+            call(1, "later"),
+            call(2, "boom"),
+            call(3, "now"),
+            call(4, "boom_later"),
+            call(5, "now"),
+        ]
+        .concat();
+        client_write
+            .write_all(input.as_bytes())
+            .await
+            .expect("write");
+        let mut lines = tokio::io::BufReader::new(client_read).lines();
+        let mut replies = std::collections::BTreeMap::new();
+        for _ in 0..5 {
+            let line = lines.next_line().await.expect("read").expect("a line");
+            let v: Value = serde_json::from_str(&line).expect("json");
+            replies.insert(v["id"].as_u64().expect("id"), v);
+        }
+        assert_eq!(replies[&1]["result"]["content"][0]["text"], "later");
+        assert_eq!(replies[&3]["result"]["content"][0]["text"], "now");
+        assert_eq!(replies[&5]["result"]["content"][0]["text"], "now");
+        for id in [2, 4] {
+            assert_eq!(replies[&id]["error"]["code"], -32603, "{}", replies[&id]);
+        }
+        // Both halves hold the client's end open: EOF once both are gone.
+        drop((lines, client_write));
+        serving.await.expect("joined").expect("served");
+    }
 
     #[tokio::test]
     async fn read_line_splits_and_bounds() {

@@ -157,18 +157,43 @@ impl HttpService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let request = match self.read_request(body).await {
-            Ok(request) => request,
+        let bytes = match self.read_body(body).await {
+            Ok(bytes) => bytes,
             Err(early) => return *early,
         };
-        if self.shared.sessions.is_some()
-            && let Some(early) = self.legacy_without_session(&headers, &request)
-        {
-            return *early;
-        }
-        match self.start(&headers, request, permit) {
+        match self.route(&headers, bytes, permit) {
             Ok(run) => run.await,
             Err(early) => *early,
+        }
+    }
+
+    /// Decodes and prepares a modern request body, checks the headers
+    /// against it, and returns its boxed pipeline. Kept out of `modern`, so
+    /// that nothing of the decoding lives in the request future.
+    fn route(
+        &self,
+        headers: &HeaderMap,
+        bytes: Bytes,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
+        // The usual request, decoded and prepared in one pass. It carries
+        // the modern `_meta`, so the legacy checks below would pass it.
+        let bytes = match self
+            .server
+            .prepare_message(bytes, self.shared.config.max_json_depth)
+        {
+            Ok(prepared) => return self.check_headers(headers, prepared, permit),
+            Err(bytes) => bytes,
+        };
+        let request = self.decode_request(&bytes)?;
+        if self.shared.sessions.is_some()
+            && let Some(early) = self.legacy_without_session(headers, &request)
+        {
+            return Err(early);
+        }
+        match self.server.prepare(request) {
+            Ok(prepared) => self.check_headers(headers, prepared, permit),
+            Err(r) => Err(Box::new(reply(r))),
         }
     }
 
@@ -194,10 +219,20 @@ impl HttpService {
         request: toolwire_proto::Request,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
-        let prepared = match self.server.prepare(request) {
-            Ok(p) => p,
-            Err(r) => return Err(Box::new(reply(r))),
-        };
+        match self.server.prepare(request) {
+            Ok(prepared) => self.check_headers(headers, prepared, permit),
+            Err(r) => Err(Box::new(reply(r))),
+        }
+    }
+
+    /// Checks the headers against a prepared request, then boxes the
+    /// pipeline (see [`start`](Self::start)).
+    fn check_headers(
+        &self,
+        headers: &HeaderMap,
+        prepared: Prepared,
+        permit: Option<OwnedSemaphorePermit>,
+    ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
         if let Err(e) = check_metadata_headers(headers, &prepared, &self.server) {
             return Err(Box::new(error(
                 StatusCode::BAD_REQUEST,
@@ -327,18 +362,13 @@ impl HttpService {
         Ok(bytes)
     }
 
-    /// Reads the body and decodes it, answering notifications (202),
-    /// responses and undecodable bodies.
-    async fn read_request<B>(&self, body: B) -> Result<toolwire_proto::Request, Early>
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-    {
+    /// Decodes a body, answering notifications (202), responses and
+    /// undecodable bodies.
+    fn decode_request(&self, bytes: &[u8]) -> Result<toolwire_proto::Request, Early> {
         let config = &self.shared.config;
-        let bytes = self.read_body(body).await?;
         // The depth is bounded by a scan before the parser sees the bytes,
         // so no input can exhaust the parser's recursion.
-        match Message::from_slice_with_max_depth(&bytes, config.max_json_depth) {
+        match Message::from_slice_with_max_depth(bytes, config.max_json_depth) {
             Ok(Message::Request(request)) => Ok(request),
             // Spec: basic/transports/streamable-http.mdx#sending-messages — an
             // accepted notification gets 202 and no body. No client

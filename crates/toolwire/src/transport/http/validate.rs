@@ -8,6 +8,7 @@
 use crate::server::{Prepared, Server};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::header::{
     HeaderParam, HeaderValueError, decode_header_value, header_matches_value, lookup_path,
@@ -42,7 +43,7 @@ pub(super) fn check_metadata_headers(
     let method = required_plain(headers, &METHOD_KEY, METHOD)?;
     compare(METHOD, method, &p.method)?;
 
-    let source = match p.method.as_str() {
+    let source = match &*p.method {
         CallToolRequest::METHOD | GetPromptRequest::METHOD => Some(("params.name", &p.params.name)),
         ReadResourceRequest::METHOD => Some(("params.uri", &p.params.uri)),
         _ => None,
@@ -52,11 +53,16 @@ pub(super) fn check_metadata_headers(
             return Err(missing(NAME));
         };
         // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
-        // the Base64 sentinel before comparing.
-        let name = raw
-            .to_str()
-            .map_err(|_| invalid_chars(NAME))
-            .and_then(|s| decode_header_value(s).map_err(|e| decode_error(NAME, &e)))?;
+        // the Base64 sentinel before comparing. `to_str` has checked the
+        // characters already, so without a sentinel the value is the
+        // trimmed text.
+        let text = raw.to_str().map_err(|_| invalid_chars(NAME))?;
+        let trimmed = text.trim_matches([' ', '\t']);
+        let name: Cow<'_, str> = if trimmed.starts_with("=?base64?") {
+            Cow::Owned(decode_header_value(text).map_err(|e| decode_error(NAME, &e))?)
+        } else {
+            Cow::Borrowed(trimmed)
+        };
         match body {
             Some(body) => compare(NAME, &name, body)?,
             None => {

@@ -1,0 +1,252 @@
+//! `prepare_message`, the one-pass decoder, against the general path it
+//! stands in for: `Message::from_slice_with_max_depth` then `prepare`.
+
+use super::Prepared;
+use crate::{Server, ServerConfig};
+use bytes::Bytes;
+use proptest::prelude::*;
+use toolwire_proto::{MAX_DEPTH, Message};
+
+/// What both paths must agree on, as text (the raw source differs by
+/// design: the params member against the whole message).
+fn summary(mut p: Prepared) -> String {
+    let arguments = p.params.raw.take().map(|r| r.arguments());
+    format!(
+        "{:?} {:?} {:?} {:?} {:?}",
+        p.id, p.method, p.params, p.meta, arguments
+    )
+}
+
+/// The general path's prepared request, if it makes one.
+fn general(server: &Server, bytes: &[u8]) -> Option<Prepared> {
+    match Message::from_slice_with_max_depth(bytes, MAX_DEPTH) {
+        Ok(Message::Request(req)) => server.prepare(req).ok(),
+        _ => None,
+    }
+}
+
+/// Checks the contract on `text`: when the fast path answers, the general
+/// path answers the same. Returns whether the fast path answered.
+fn agrees(text: &str) -> Result<bool, String> {
+    let server = Server::new(ServerConfig::new("t", "1"));
+    let bytes = Bytes::copy_from_slice(text.as_bytes());
+    let Ok(fast) = server.prepare_message(bytes, MAX_DEPTH) else {
+        return Ok(false);
+    };
+    let Some(slow) = general(&server, text.as_bytes()) else {
+        return Err(format!(
+            "fast path accepted what the general path refuses: {text}"
+        ));
+    };
+    let (fast, slow) = (summary(fast), summary(slow));
+    if fast == slow {
+        Ok(true)
+    } else {
+        Err(format!("{text}\n fast: {fast}\n slow: {slow}"))
+    }
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[test]
+fn usual_requests_take_the_fast_path() {
+    for text in [
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"text":"hi"}},{META}}}}}"#
+        ),
+        format!(r#"{{"method":"tools/list","params":{{{META}}},"id":"a\"b","jsonrpc":"2.0"}}"#),
+        format!(
+            r#" {{ "jsonrpc" : "2.0" , "id" : 2.0 , "method" : "x/unknown" , "params" : {{ {META} , "cursor" : "c" }} }} "#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":-7,"method":"tools/call","params":{{"name":"n","arguments":null,"inputResponses":null,"requestState":"s",{META}}}}}"#
+        ),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools\/call","params":{{"name":"\u00e9",{META}}}}}"#
+        ),
+    ] {
+        assert_eq!(agrees(&text), Ok(true), "{text}");
+    }
+}
+
+#[test]
+fn anything_unusual_takes_the_general_path() {
+    for text in [
+        // Not "2.0" byte for byte, though equal as a string.
+        format!(r#"{{"jsonrpc":"\u0032.0","id":1,"method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"1.0","id":1,"method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"id":1,"method":"tools/list","params":{{{META}}}}}"#),
+        // A notification, a response, an extension member.
+        format!(r#"{{"jsonrpc":"2.0","method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","result":{{}},"params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","x":1,"params":{{{META}}}}}"#),
+        // Bad ids.
+        format!(r#"{{"jsonrpc":"2.0","id":null,"method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1.5,"method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":18446744073709551615,"method":"tools/list","params":{{{META}}}}}"#),
+        // `_meta` missing, incomplete or wrong; legacy params.
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":5,"io.modelcontextprotocol/clientCapabilities":{}}}}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#.to_owned(),
+        // Duplicate members, trailing bytes, a batch, too deep.
+        format!(r#"{{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/list","params":{{{META}}}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}} x"#),
+        format!(r#"[{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}]"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"n","arguments":{{"a":{}1{}}},{META}}}}}"#,
+            "[".repeat(MAX_DEPTH),
+            "]".repeat(MAX_DEPTH)
+        ),
+        // Params that are not an object.
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}"#.to_owned(),
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[]}"#.to_owned(),
+    ] {
+        assert_eq!(agrees(&text), Ok(false), "{text}");
+    }
+}
+
+/// One member of a generated envelope, as JSON text, or nothing.
+fn member(name: &'static str, values: Vec<&'static str>) -> impl Strategy<Value = String> {
+    prop::sample::select(values).prop_map(move |v| {
+        if v.is_empty() {
+            String::new()
+        } else {
+            format!(r#""{name}":{v}"#)
+        }
+    })
+}
+
+fn params() -> impl Strategy<Value = String> {
+    // Valid choices are repeated so that the fast path is reached often.
+    let valid = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let meta = prop::sample::select(vec![
+        "",
+        valid,
+        valid,
+        valid,
+        r#""_meta":{"io.modelcontextprotocol/clientCapabilities":{"roots":{}},"io.modelcontextprotocol/protocolVersion":"2025-11-25","progressToken":7}"#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}"#,
+        r#""_meta":null"#,
+    ]);
+    let rest = prop::collection::vec(
+        prop::sample::select(vec![
+            r#""name":"echo""#,
+            r#""name":5"#,
+            r#""arguments":{"text":"hi","n":[1,2.5,null]}"#,
+            r#""arguments":null"#,
+            r#""arguments":[1]"#,
+            r#""cursor":"abc""#,
+            r#""inputResponses":{"a":{"action":"accept"}}"#,
+            r#""inputResponses":null"#,
+            r#""requestState":"s""#,
+            r#""uri":"file:///x""#,
+            r#""notifications":{"toolsListChanged":true}"#,
+            r#""other":{"deep":[[[]]]}"#,
+        ]),
+        0..4,
+    );
+    (meta, rest).prop_map(|(meta, rest)| {
+        let mut members: Vec<&str> = rest;
+        if !meta.is_empty() {
+            members.push(meta);
+        }
+        format!("{{{}}}", members.join(","))
+    })
+}
+
+fn envelope() -> impl Strategy<Value = String> {
+    let params = prop_oneof![
+        4 => params().prop_map(|p| format!(r#""params":{p}"#)),
+        1 => member("params", vec!["", "null", "[]", "\"x\"", "5"]),
+    ];
+    (
+        member(
+            "jsonrpc",
+            vec![
+                r#""2.0""#,
+                r#""2.0""#,
+                r#""2.0""#,
+                r#""2.0""#,
+                r#""1.0""#,
+                r#""\u0032.0""#,
+                "2",
+                "",
+            ],
+        ),
+        member(
+            "id",
+            vec![
+                "1", "1", "1", "-3", "2.0", "2.5", r#""s""#, "null", "{}", "1e400", "",
+            ],
+        ),
+        member(
+            "method",
+            vec![
+                r#""tools/call""#,
+                r#""tools/list""#,
+                r#""x""#,
+                r#""tools\/list""#,
+                "1",
+                "",
+            ],
+        ),
+        params,
+        member("result", vec!["", "", "", "", "", "{}"]),
+        member("extra", vec!["", "", "", "", "", "1"]),
+        prop::sample::select(vec!["", "", " ", "\n", " x"]),
+    )
+        .prop_shuffle_members()
+}
+
+/// Shuffling the members of the envelope (order must not matter).
+trait ShuffleMembers {
+    fn prop_shuffle_members(self) -> BoxedStrategy<String>;
+}
+
+impl<S> ShuffleMembers for S
+where
+    S: Strategy<Value = (String, String, String, String, String, String, &'static str)> + 'static,
+{
+    fn prop_shuffle_members(self) -> BoxedStrategy<String> {
+        self.prop_flat_map(|(a, b, c, d, e, f, tail)| {
+            let members: Vec<String> = [a, b, c, d, e, f]
+                .into_iter()
+                .filter(|m| !m.is_empty())
+                .collect();
+            Just(members)
+                .prop_shuffle()
+                .prop_map(move |m| format!("{{{}}}{tail}", m.join(",")))
+        })
+        .boxed()
+    }
+}
+
+proptest! {
+    #[test]
+    fn fast_path_agrees_with_the_general_path(text in envelope()) {
+        prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
+    }
+}
+
+#[test]
+fn generated_envelopes_reach_both_paths() {
+    // The property above is only worth something if the generator reaches
+    // the fast path often: count it on a fixed sample.
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = envelope();
+    let (mut fast, mut general) = (0, 0);
+    for _ in 0..2000 {
+        let text = strategy.new_tree(&mut runner).expect("tree").current();
+        match agrees(&text) {
+            Ok(true) => fast += 1,
+            Ok(false) => general += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(fast > 20 && general > 20, "fast {fast}, general {general}");
+}

@@ -408,17 +408,12 @@ impl Server {
         cancel: CancellationToken,
         outbound: Option<Outbound>,
     ) -> Reply {
-        if let Err(reply) = self.check_version(&p) {
+        if let Some(reply) = self.execute_now(&p) {
             return reply;
         }
         match &*p.method {
-            DiscoverRequest::METHOD => self.discover(&p.id),
-            ListToolsRequest::METHOD => self.list_tools(&p),
             CallToolRequest::METHOD => self.call_tool(p, cancel, outbound).await,
-            ListPromptsRequest::METHOD => self.list_prompts(&p),
             GetPromptRequest::METHOD => self.get_prompt(p, cancel, outbound).await,
-            ListResourcesRequest::METHOD => self.list_resources(&p),
-            ListResourceTemplatesRequest::METHOD => self.list_resource_templates(&p),
             ReadResourceRequest::METHOD => self.read_resource(p, cancel, outbound).await,
             CompleteRequest::METHOD => self.complete_argument(p, cancel, outbound).await,
             // A stream, not one reply: transports serve it with `Server::listen`.
@@ -431,6 +426,24 @@ impl Server {
             ),
             other => Reply::error(Some(&p.id), &ErrorObject::method_not_found(other)),
         }
+    }
+
+    /// The part of [`execute`](Self::execute) that never waits: the version
+    /// check, discovery and the lists (which run no handler). `None` when
+    /// the request needs the rest, so a transport can answer these without
+    /// building a future.
+    pub(crate) fn execute_now(&self, p: &Prepared) -> Option<Reply> {
+        if let Err(reply) = self.check_version(p) {
+            return Some(reply);
+        }
+        Some(match &*p.method {
+            DiscoverRequest::METHOD => self.discover(&p.id),
+            ListToolsRequest::METHOD => self.list_tools(p),
+            ListPromptsRequest::METHOD => self.list_prompts(p),
+            ListResourcesRequest::METHOD => self.list_resources(p),
+            ListResourceTemplatesRequest::METHOD => self.list_resource_templates(p),
+            _ => return None,
+        })
     }
 
     /// `prepare` then `execute`: the whole pipeline, for tests.

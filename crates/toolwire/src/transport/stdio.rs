@@ -304,7 +304,7 @@ where
     loop {
         // A line already buffered is read without waiting: the shutdown
         // check is for when the reader has to wait.
-        let read = if reader.buffer().contains(&b'\n') {
+        let read = if memchr::memchr(b'\n', reader.buffer()).is_some() {
             read_line(&mut reader, &mut line).await?
         } else {
             tokio::select! {
@@ -519,6 +519,11 @@ fn start(
         }
         Work::Modern(Ok(p)) => {
             drop(map);
+            // Lists and discovery are answered without a future at all.
+            if let Some(reply) = server.execute_now(&p) {
+                let _ = out.send(reply.into_body());
+                return;
+            }
             let server = server.clone();
             let (child, outbound) = (token.clone(), out.clone());
             let pipeline: Pipeline =
@@ -701,7 +706,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> io:
                 Line::Data
             });
         }
-        let (take, done) = match chunk.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
             Some(i) => (i, true),
             None => (chunk.len(), false),
         };

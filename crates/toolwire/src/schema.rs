@@ -4,9 +4,13 @@
 //! 2020-12; draft-07 is honoured when declared; other dialects are refused
 //! when a tool is registered. A `$ref` is never fetched over the network.
 
+mod simple;
+
 use jsonschema::{Draft, Retrieve, Uri, Validator};
 use serde_json::Value;
+use simple::{At, Dialect, Failure, FirstFailure, Flow, Simple, Sink};
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// Largest schema accepted, in bytes of compact JSON.
 pub(crate) const MAX_SCHEMA_BYTES: usize = 256 * 1024;
@@ -85,8 +89,26 @@ fn dialect(schema: &serde_json::Map<String, Value>) -> Result<Draft, SchemaError
 }
 
 /// A schema compiled once, used for every call.
+///
+/// Schemas that stay within the small keyword subset plain schemars types use
+/// run on the built-in validator (`simple`), which gives the same verdicts and
+/// the same error text as jsonschema; everything else runs on jsonschema. Most
+/// servers then never touch jsonschema's (large) code at all.
 pub(crate) struct CompiledSchema {
-    validator: Validator,
+    engine: Engine,
+}
+
+enum Engine {
+    Builtin(Simple),
+    Jsonschema(Box<Validator>),
+}
+
+/// Which engine a [`CompiledSchema`] runs on.
+#[cfg(test)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EngineKind {
+    Builtin,
+    Jsonschema,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -96,151 +118,130 @@ impl std::fmt::Debug for CompiledSchema {
 }
 
 impl CompiledSchema {
-    /// Checks bounds and dialect, then compiles `schema`.
+    /// Checks bounds and dialect, then compiles `schema`: with the built-in
+    /// validator if it can take the whole schema, otherwise with jsonschema
+    /// (which also reports invalid schemas).
     pub(crate) fn compile(schema: &Value) -> Result<Self, SchemaError> {
-        let obj = schema.as_object().ok_or(SchemaError::NotAnObject)?;
-        let size = serde_json::to_vec(schema)
-            .map(|v| v.len())
-            .unwrap_or(usize::MAX);
-        if size > MAX_SCHEMA_BYTES {
-            return Err(SchemaError::TooLarge(size));
+        let draft = admit(schema)?;
+        let dialect = match draft {
+            Draft::Draft7 => Dialect::Draft7,
+            _ => Dialect::Draft202012,
+        };
+        if let Some(simple) = Simple::compile(schema, dialect) {
+            return Ok(Self {
+                engine: Engine::Builtin(simple),
+            });
         }
-        if depth(schema) > MAX_SCHEMA_DEPTH {
-            return Err(SchemaError::TooDeep);
-        }
-        let draft = dialect(obj)?;
+        Self::with_jsonschema(schema, draft)
+    }
+
+    fn with_jsonschema(schema: &Value, draft: Draft) -> Result<Self, SchemaError> {
         let validator = jsonschema::options()
             .with_draft(draft)
             .with_retriever(NoRemoteRefs)
             .build(schema)
             .map_err(|e| SchemaError::Invalid(e.to_string()))?;
-        Ok(Self { validator })
+        Ok(Self {
+            engine: Engine::Jsonschema(Box::new(validator)),
+        })
+    }
+
+    /// Compiles like [`compile`](Self::compile), but always with jsonschema:
+    /// the reference the built-in validator is compared against.
+    #[cfg(test)]
+    pub(crate) fn compile_with_jsonschema(schema: &Value) -> Result<Self, SchemaError> {
+        let draft = admit(schema)?;
+        Self::with_jsonschema(schema, draft)
+    }
+
+    /// The engine this schema runs on.
+    #[cfg(test)]
+    pub(crate) fn engine(&self) -> EngineKind {
+        match self.engine {
+            Engine::Builtin(_) => EngineKind::Builtin,
+            Engine::Jsonschema(_) => EngineKind::Jsonschema,
+        }
     }
 
     /// `Ok` when `instance` is valid; otherwise a description of what is wrong,
     /// written for the model that produced the instance.
     pub(crate) fn check(&self, instance: &Value) -> Result<(), String> {
-        if self.validator.is_valid(instance) {
-            return Ok(());
-        }
-        let mut out = String::new();
-        for (i, e) in self.validator.iter_errors(instance).enumerate() {
-            if i == MAX_REPORTED_ERRORS {
-                out.push_str("\n- (more errors omitted)");
-                break;
+        match &self.engine {
+            Engine::Builtin(simple) => {
+                if simple::walk(simple.root(), instance, &At::Root, &mut FirstFailure).is_continue()
+                {
+                    return Ok(());
+                }
+                let mut report = Report::default();
+                let _ = simple::walk(simple.root(), instance, &At::Root, &mut report);
+                Err(report.out)
             }
-            let path = e.instance_path().to_string();
-            let at = if path.is_empty() {
-                "(root)"
-            } else {
-                path.as_str()
-            };
-            let _ = write!(out, "\n- at {at}: {e}");
+            Engine::Jsonschema(validator) => {
+                if validator.is_valid(instance) {
+                    return Ok(());
+                }
+                let mut report = Report::default();
+                for e in validator.iter_errors(instance) {
+                    if report.push(e.instance_path(), &e).is_break() {
+                        break;
+                    }
+                }
+                Err(report.out)
+            }
         }
-        Err(out)
+    }
+}
+
+/// The bounds and dialect checks every schema passes first.
+fn admit(schema: &Value) -> Result<Draft, SchemaError> {
+    let obj = schema.as_object().ok_or(SchemaError::NotAnObject)?;
+    let size = serde_json::to_vec(schema)
+        .map(|v| v.len())
+        .unwrap_or(usize::MAX);
+    if size > MAX_SCHEMA_BYTES {
+        return Err(SchemaError::TooLarge(size));
+    }
+    if depth(schema) > MAX_SCHEMA_DEPTH {
+        return Err(SchemaError::TooDeep);
+    }
+    dialect(obj)
+}
+
+/// The error text both engines produce: one `\n- at {path}: {message}` line
+/// per error (`(root)` for the root), at most [`MAX_REPORTED_ERRORS`], then a
+/// line saying more were left out.
+#[derive(Default)]
+struct Report {
+    out: String,
+    count: usize,
+}
+
+impl Report {
+    /// Adds one error; `Break` once the report is full.
+    fn push(&mut self, path: impl std::fmt::Display, message: impl std::fmt::Display) -> Flow {
+        if self.count == MAX_REPORTED_ERRORS {
+            self.out.push_str("\n- (more errors omitted)");
+            return ControlFlow::Break(());
+        }
+        self.count += 1;
+        self.out.push_str("\n- at ");
+        let before = self.out.len();
+        let _ = write!(self.out, "{path}");
+        if self.out.len() == before {
+            self.out.push_str("(root)");
+        }
+        let _ = write!(self.out, ": {message}");
+        ControlFlow::Continue(())
+    }
+}
+
+impl Sink for Report {
+    const REPORT: bool = true;
+
+    fn fail(&mut self, at: &At<'_>, failure: Failure<'_>) -> Flow {
+        self.push(at, failure)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn defaults_to_2020_12() {
-        // `prefixItems` exists only in 2020-12.
-        let s = CompiledSchema::compile(&json!({
-            "type": "array", "prefixItems": [{"type": "string"}], "items": false
-        }))
-        .expect("ok");
-        assert!(s.check(&json!(["a"])).is_ok());
-        assert!(s.check(&json!(["a", 1])).is_err());
-    }
-
-    #[test]
-    fn draft_07_is_honoured() {
-        // In draft-07 `items` as an array is tuple validation; in 2020-12 it is not allowed.
-        let schema = json!({
-            "$schema": "http://json-schema.org/draft-07/schema#",
-            "type": "array",
-            "items": [{"type": "string"}],
-            "additionalItems": false
-        });
-        let s = CompiledSchema::compile(&schema).expect("draft-07 compiles");
-        assert!(s.check(&json!(["a"])).is_ok());
-        assert!(s.check(&json!(["a", 1])).is_err());
-    }
-
-    #[test]
-    fn unknown_dialect_is_refused() {
-        let err =
-            CompiledSchema::compile(&json!({"$schema": "http://json-schema.org/draft-04/schema#"}))
-                .unwrap_err();
-        assert!(matches!(err, SchemaError::UnsupportedDialect(_)));
-    }
-
-    #[test]
-    fn non_object_is_refused() {
-        assert_eq!(
-            CompiledSchema::compile(&json!(null)).unwrap_err(),
-            SchemaError::NotAnObject
-        );
-        assert_eq!(
-            CompiledSchema::compile(&json!(true)).unwrap_err(),
-            SchemaError::NotAnObject
-        );
-    }
-
-    #[test]
-    fn network_ref_is_never_fetched() {
-        let schema = json!({
-            "type": "object",
-            "properties": {"p": {"$ref": "http://127.0.0.1:9/never.json"}}
-        });
-        let err = CompiledSchema::compile(&schema).unwrap_err();
-        assert!(matches!(err, SchemaError::Invalid(_)), "{err:?}");
-    }
-
-    #[test]
-    fn local_ref_resolves() {
-        let schema = json!({
-            "type": "object",
-            "$defs": {"n": {"type": "integer"}},
-            "properties": {"p": {"$ref": "#/$defs/n"}}
-        });
-        let s = CompiledSchema::compile(&schema).expect("ok");
-        assert!(s.check(&json!({"p": 1})).is_ok());
-        assert!(s.check(&json!({"p": "x"})).is_err());
-    }
-
-    #[test]
-    fn deep_schema_is_refused() {
-        let mut v = json!({"type": "object"});
-        for _ in 0..100 {
-            v = json!({"type": "object", "properties": {"x": v}});
-        }
-        assert_eq!(
-            CompiledSchema::compile(&v).unwrap_err(),
-            SchemaError::TooDeep
-        );
-    }
-
-    #[test]
-    fn huge_schema_is_refused() {
-        let big = "x".repeat(MAX_SCHEMA_BYTES);
-        let err = CompiledSchema::compile(&json!({"description": big})).unwrap_err();
-        assert!(matches!(err, SchemaError::TooLarge(_)));
-    }
-
-    #[test]
-    fn errors_name_the_path() {
-        let s = CompiledSchema::compile(&json!({
-            "type":"object","properties":{"a":{"type":"number"}},"required":["a"]
-        }))
-        .expect("ok");
-        let msg = s.check(&json!({"a": "x"})).unwrap_err();
-        assert!(msg.contains("/a"), "{msg}");
-        let msg = s.check(&json!({})).unwrap_err();
-        assert!(msg.contains("\"a\""), "{msg}");
-    }
-}
+mod tests;

@@ -1,0 +1,118 @@
+//! The line reader and `serve_io` over an in-memory pipe.
+
+use super::*;
+use crate::{ServerConfig, Tool};
+use serde_json::{Value, json};
+
+fn call(id: u32, tool: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    ) + "\n"
+}
+
+/// Handlers that finish at once are answered inline, ones that wait in
+/// a task; a panicking handler gets `-32603` either way, and the
+/// server goes on serving.
+#[tokio::test]
+async fn inline_and_waiting_handlers_and_panics() {
+    let server = Server::new(ServerConfig::new("t", "1"));
+    let tool = |name: &str| Tool::builder(name).input_schema(json!({"type": "object"}));
+    let tools = [
+        tool("now").handler(|_: Value, _| async { "now" }),
+        tool("later").handler(|_: Value, _| async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            "later"
+        }),
+        tool("boom").handler(|_: Value, _| async {
+            if true {
+                panic!("boom");
+            }
+            "never"
+        }),
+        tool("boom_later").handler(|_: Value, _| async {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("boom later");
+            }
+            "never"
+        }),
+    ];
+    for t in tools {
+        server.add_tool(t.expect("tool")).expect("add");
+    }
+    let (client, server_end) = tokio::io::duplex(64 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_io(server, server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let input = [
+        call(1, "later"),
+        call(2, "boom"),
+        call(3, "now"),
+        call(4, "boom_later"),
+        call(5, "now"),
+    ]
+    .concat();
+    client_write
+        .write_all(input.as_bytes())
+        .await
+        .expect("write");
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let mut replies = std::collections::BTreeMap::new();
+    for _ in 0..5 {
+        let line = lines.next_line().await.expect("read").expect("a line");
+        let v: Value = serde_json::from_str(&line).expect("json");
+        replies.insert(v["id"].as_u64().expect("id"), v);
+    }
+    assert_eq!(replies[&1]["result"]["content"][0]["text"], "later");
+    assert_eq!(replies[&3]["result"]["content"][0]["text"], "now");
+    assert_eq!(replies[&5]["result"]["content"][0]["text"], "now");
+    for id in [2, 4] {
+        assert_eq!(replies[&id]["error"]["code"], -32603, "{}", replies[&id]);
+    }
+    // Both halves hold the client's end open: EOF once both are gone.
+    drop((lines, client_write));
+    serving.await.expect("joined").expect("served");
+}
+
+#[tokio::test]
+async fn read_line_splits_and_bounds() {
+    let data = b"abc\r\n\nxyz".to_vec();
+    let mut r = BufReader::new(&data[..]);
+    let mut buf = Vec::new();
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::Data
+    ));
+    assert_eq!(buf, b"abc");
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::Data
+    ));
+    assert!(buf.is_empty());
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::Data
+    ));
+    assert_eq!(buf, b"xyz");
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::Eof
+    ));
+}
+
+#[tokio::test]
+async fn overlong_line_is_skipped() {
+    let mut data = vec![b'x'; MAX_LINE_BYTES + 10];
+    data.extend_from_slice(b"\nok\n");
+    let mut r = BufReader::new(&data[..]);
+    let mut buf = Vec::new();
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::TooLong
+    ));
+    assert!(matches!(
+        read_line(&mut r, &mut buf).await.expect("io"),
+        Line::Data
+    ));
+    assert_eq!(buf, b"ok");
+}

@@ -87,6 +87,16 @@ impl Reply {
         }
     }
 
+    /// `-32603` for a request whose handler panicked (logged here), which
+    /// every transport answers instead of dropping the request.
+    pub(crate) fn panicked(id: &RequestId) -> Self {
+        tracing::error!(id = %id, "a request handler panicked");
+        Self::error(
+            Some(id),
+            &ErrorObject::internal("the request handler panicked"),
+        )
+    }
+
     pub(crate) fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
         Self {
             body: Bytes::from(encode_error(id, error)),

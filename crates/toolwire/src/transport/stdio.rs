@@ -429,7 +429,7 @@ fn start(
     tasks.spawn(async move {
         let handled = AssertUnwindSafe(pipeline).catch_unwind();
         let reply = tokio::select! {
-            reply = handled => Some(reply.unwrap_or_else(|_| panicked(&id))),
+            reply = handled => Some(reply.unwrap_or_else(|_| Reply::panicked(&id))),
             () = token.cancelled() => None,
         };
         // Free the id before answering, so the client may reuse it as soon
@@ -459,16 +459,8 @@ fn poll_once(mut pipeline: Pipeline, id: &RequestId) -> Result<Reply, Pipeline> 
     match std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.as_mut().poll(&mut cx))) {
         Ok(Poll::Ready(reply)) => Ok(reply),
         Ok(Poll::Pending) => Err(pipeline),
-        Err(_) => Ok(panicked(id)),
+        Err(_) => Ok(Reply::panicked(id)),
     }
-}
-
-fn panicked(id: &RequestId) -> Reply {
-    tracing::error!(id = %id, "a request handler panicked");
-    Reply::error(
-        Some(id),
-        &ErrorObject::internal("the request handler panicked"),
-    )
 }
 
 /// Forgets `id` if it still belongs to the request holding `token`.

@@ -537,19 +537,10 @@ pub(super) async fn execute(
     outbound: Option<mpsc::UnboundedSender<Bytes>>,
 ) -> Reply {
     let id = p.id.clone();
-    match AssertUnwindSafe(server.execute(p, token, outbound))
+    AssertUnwindSafe(server.execute(p, token, outbound))
         .catch_unwind()
         .await
-    {
-        Ok(reply) => reply,
-        Err(_) => {
-            tracing::error!(id = %id, "a request handler panicked");
-            Reply::error(
-                Some(&id),
-                &ErrorObject::internal("the request handler panicked"),
-            )
-        }
-    }
+        .unwrap_or_else(|_| Reply::panicked(&id))
 }
 
 pub(super) fn sse(body: HttpBody) -> Response<HttpBody> {

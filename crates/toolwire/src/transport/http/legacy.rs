@@ -285,16 +285,10 @@ impl HttpService {
         let handler: ReplyFuture = Box::pin(async move {
             let _in_flight = in_flight;
             let run = legacy::serve(&server, &session, request, child, Some(tx));
-            match AssertUnwindSafe(run).catch_unwind().await {
-                Ok(reply) => reply,
-                Err(_) => {
-                    tracing::error!(id = %id, "a request handler panicked");
-                    Reply::error(
-                        Some(&id),
-                        &ErrorObject::internal("the request handler panicked"),
-                    )
-                }
-            }
+            AssertUnwindSafe(run)
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Reply::panicked(&id))
         });
         let keep_alive = self.shared.config.sse_keep_alive;
         let mut call = LegacyCall::new(handler, notes, token, keep_alive, permit);

@@ -44,7 +44,7 @@ struct Envelope<P> {
 type Check = Result<(), String>;
 
 fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/spec/2026-07-28/schema/examples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/spec-2026-07-28/examples")
 }
 
 /// Parses `v` as `T`, serialises it back and compares; returns the parsed value.

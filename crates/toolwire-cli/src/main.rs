@@ -75,7 +75,7 @@ async fn serve_stdio(server: Server) -> anyhow::Result<()> {
     tokio::pin!(serve);
     tokio::select! {
         done = &mut serve => return done.context("serving stdio"),
-        () = shutdown_signal() => server.shutdown(),
+        () = toolwire::shutdown_signal() => server.shutdown(),
     }
     serve.await.context("serving stdio")
 }
@@ -103,30 +103,6 @@ fn bind_addr(addr: &str) -> anyhow::Result<String> {
     Ok(addr.to_owned())
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
-}
-
 async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
@@ -143,7 +119,7 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
         );
     }
     eprintln!("toolwire: serving MCP at http://{local}{url_path}");
-    toolwire::serve_http_on(server, listener, config, shutdown_signal())
+    toolwire::serve_http_on(server, listener, config, toolwire::shutdown_signal())
         .await
         .context("serving HTTP")?;
     eprintln!("toolwire: stopped");

@@ -61,34 +61,10 @@ fn main() -> anyhow::Result<()> {
                     .and_then(|()| out.flush())
                     .context("writing the address")?;
                 drop(out);
-                toolwire::serve_http_on(server, listener, config, shutdown_signal())
+                toolwire::serve_http_on(server, listener, config, toolwire::shutdown_signal())
                     .await
                     .context("serving HTTP")
             }
         }
     })
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
 }

@@ -29,6 +29,13 @@ impl ErrorCode {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: Self = Self(-32021);
     /// The requested protocol version is not supported.
     pub const UNSUPPORTED_PROTOCOL_VERSION: Self = Self(-32022);
+    /// Initialize-based revisions only: a request timed out (used by
+    /// servers for their own server-to-client requests).
+    pub const LEGACY_REQUEST_TIMEOUT: Self = Self(-32001);
+    /// Initialize-based revisions only: `resources/read` of a resource that
+    /// does not exist. 2026-07-28 uses [`Self::INVALID_PARAMS`] with the URI
+    /// in `data`. Spec (2025-11-25): server/resources.mdx#error-handling
+    pub const LEGACY_RESOURCE_NOT_FOUND: Self = Self(-32002);
 }
 
 impl fmt::Display for ErrorCode {

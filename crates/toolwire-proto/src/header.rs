@@ -25,6 +25,22 @@ pub use value::{
     header_matches_value, lookup_path, param_header_value,
 };
 
+/// The protocol version header every Streamable HTTP request carries.
+/// Spec: basic/transports/streamable-http.mdx#protocol-version-header
+pub const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
+
+/// The header mirroring the request's `method`.
+/// Spec: basic/transports/streamable-http.mdx#standard-headers
+pub const METHOD_HEADER: &str = "Mcp-Method";
+
+/// The header mirroring the tool or prompt name, or the resource URI.
+/// Spec: basic/transports/streamable-http.mdx#standard-headers
+pub const NAME_HEADER: &str = "Mcp-Name";
+
+/// The session header of the initialize-based revisions' Streamable HTTP.
+/// Spec (2025-11-25): basic/transports.mdx#session-management
+pub const SESSION_ID_HEADER: &str = "Mcp-Session-Id";
+
 /// The prefix of every header mirrored from a tool parameter.
 ///
 /// The full header name is this prefix followed by the `x-mcp-header` value,

@@ -51,11 +51,12 @@ pub use elicitation::{
 };
 pub use error_data::{MissingRequiredClientCapabilityData, UnsupportedProtocolVersionData};
 pub use methods::{
-    CallToolRequest, CancelledNotification, CompleteRequest, CreateMessageRequest, DiscoverRequest,
-    ElicitRequest, GetPromptRequest, ListPromptsRequest, ListResourceTemplatesRequest,
-    ListResourcesRequest, ListRootsRequest, ListToolsRequest, LoggingMessageNotification,
-    NotificationMethod, ProgressNotification, PromptListChangedNotification, ReadResourceRequest,
-    RequestMethod, ResourceListChangedNotification, ResourceUpdatedNotification,
+    CallToolRequest, CancelledNotification, ClientNotification, CompleteRequest,
+    CreateMessageRequest, DiscoverRequest, ElicitRequest, GetPromptRequest, ListPromptsRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, ListRootsRequest, ListToolsRequest,
+    LoggingMessageNotification, Method, NotificationMethod, ProgressNotification,
+    PromptListChangedNotification, ReadResourceRequest, RequestMethod,
+    ResourceListChangedNotification, ResourceUpdatedNotification,
     SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, ToolListChangedNotification,
     removed,
 };

@@ -22,50 +22,44 @@ mod negotiate;
 mod session;
 mod shim;
 
+pub(crate) use convert::encode_result;
 pub use negotiate::LEGACY_PROTOCOL_VERSIONS;
-pub(crate) use negotiate::{InitializeParams, initialize_result, negotiate, parse_initialize};
+pub(crate) use negotiate::{InitializeParams, parse_initialize};
 pub(crate) use session::Session;
-pub(crate) use shim::serve;
+pub(crate) use shim::{request_meta, rounds, serve_session_method};
 
-use serde::Deserialize;
+use crate::server::Server;
+use bytes::Bytes;
+use std::sync::Arc;
 use toolwire_proto::meta::PROTOCOL_VERSION_KEY;
-use toolwire_proto::types::{CancelledNotification, NotificationMethod as _, removed};
-use toolwire_proto::{Notification, Request, RequestId};
+use toolwire_proto::types::CancelledNotificationParams;
+use toolwire_proto::{Notification, RequestId, encode_result as encode};
 
-/// Whether the request's params mention the modern `_meta` version key: a
-/// substring scan of the raw params, no parse. Spec:
-/// basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
-/// — the presence of `_meta` alone proves nothing (legacy requests carry
-/// `_meta.progressToken`).
-pub(crate) fn has_modern_meta(req: &Request) -> bool {
-    req.params
+/// Opens a legacy session for a legacy `initialize`: the negotiated
+/// version, the client's capabilities and info. Returns the session, for
+/// the transport to keep (the stdio process's one session, or an HTTP
+/// session under a minted id), and the encoded `initialize` response.
+///
+/// Spec (2025-11-25): basic/lifecycle.mdx#initialization
+pub(crate) fn open(
+    server: &Server,
+    id: &RequestId,
+    init: InitializeParams,
+) -> (Arc<Session>, Bytes) {
+    let version = negotiate::negotiate(&init.requested);
+    let session = Arc::new(Session::new(version, init.capabilities, init.client_info));
+    let reply = encode(id, &negotiate::initialize_result(server, version));
+    (session, Bytes::from(reply))
+}
+
+/// A `notifications/cancelled`'s params: the request it names, and whether
+/// it is a modern one (its parsed `_meta` carries the version key).
+pub(crate) fn cancelled(n: &Notification) -> Option<(RequestId, bool)> {
+    let params: CancelledNotificationParams =
+        serde_json::from_str(n.params.as_ref()?.get()).ok()?;
+    let modern = params
+        .meta
         .as_ref()
-        .is_some_and(|p| p.get().contains(PROTOCOL_VERSION_KEY))
-}
-
-/// `initialize` with the legacy shape (`protocolVersion`, `capabilities`),
-/// or `None`. A 2026-07-28 `initialize` probe (only `_meta`) is not one and
-/// stays on the modern path, where the method does not exist.
-pub(crate) fn legacy_initialize(req: &Request) -> Option<InitializeParams> {
-    if req.method != removed::INITIALIZE || has_modern_meta(req) {
-        return None;
-    }
-    parse_initialize(req)
-}
-
-/// The request a legacy `notifications/cancelled` names, or `None` for any
-/// other notification (a modern one included).
-pub(crate) fn cancelled_request_id(n: &Notification) -> Option<RequestId> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Cancelled {
-        request_id: RequestId,
-    }
-    let params = n.params.as_ref()?.get();
-    if n.method != CancelledNotification::METHOD || params.contains(PROTOCOL_VERSION_KEY) {
-        return None;
-    }
-    serde_json::from_str::<Cancelled>(params)
-        .ok()
-        .map(|c| c.request_id)
+        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_KEY));
+    Some((params.request_id, modern))
 }

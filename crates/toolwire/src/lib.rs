@@ -50,6 +50,7 @@ mod registry;
 mod resource;
 mod schema;
 mod server;
+mod signal;
 mod tool;
 mod transport;
 mod uri_template;
@@ -75,7 +76,8 @@ pub use resource::{
     ResourceTemplate, ResourceTemplateBuilder, UriVariables,
 };
 pub use schema::SchemaError;
-pub use server::{Reply, Server, ServerConfig};
+pub use server::{Server, ServerConfig};
+pub use signal::shutdown_signal;
 pub use tool::{
     IntoToolResult, RegistrationError, Tool, ToolBuilder, ToolError, ToolResult, Typed, Untyped,
     structured,

@@ -1,10 +1,15 @@
 //! The server: configuration, the tool registry, and the entry points the
-//! transports call. Request handling itself lives in `server/dispatch.rs`;
-//! `subscriptions/listen` streams in `server/listen.rs`.
+//! transports call. A transport decodes a request and decides its era at
+//! its boundary (`server/accept.rs`), hands the prepared request to the one
+//! `match` over the method (`server/dispatch.rs`), and gets a typed
+//! `Outcome` back (`server/outcome.rs`). `subscriptions/listen` streams live
+//! in `server/listen.rs`.
 
+mod accept;
 mod completion;
 mod dispatch;
 mod listen;
+mod outcome;
 mod paging;
 mod prompts;
 mod resources;
@@ -12,9 +17,10 @@ mod resources;
 mod tests;
 mod tools;
 
-pub use dispatch::Reply;
-pub(crate) use dispatch::{Params, Prepared};
+pub(crate) use accept::{Accepted, Params, Prepared};
+pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
+pub(crate) use outcome::{Era, Outcome, Reply, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::mrtr::StateKeys;
@@ -215,7 +221,7 @@ impl Server {
     /// A server with no tools yet.
     pub fn new(config: ServerConfig) -> Self {
         let server_info = json!({ "name": config.name, "version": config.version });
-        let result_meta_member = dispatch::meta_member(&server_info);
+        let result_meta_member = outcome::meta_member(&server_info);
         let bus = config
             .bus
             .clone()

@@ -208,6 +208,136 @@ pub mod removed {
     ];
 }
 
+/// A request method, decoded once from its name: every method of
+/// 2026-07-28, the request methods of the initialize-based revisions that
+/// 2026-07-28 removed (a server that also serves those revisions answers them
+/// in legacy sessions), and any other name.
+///
+/// Built from the `METHOD` constants above and [`removed`], so the names stay
+/// written once.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// `server/discover`.
+    Discover,
+    /// `tools/list`.
+    ListTools,
+    /// `tools/call`.
+    CallTool,
+    /// `prompts/list`.
+    ListPrompts,
+    /// `prompts/get`.
+    GetPrompt,
+    /// `resources/list`.
+    ListResources,
+    /// `resources/templates/list`.
+    ListResourceTemplates,
+    /// `resources/read`.
+    ReadResource,
+    /// `completion/complete`.
+    Complete,
+    /// `subscriptions/listen`.
+    SubscriptionsListen,
+    /// `initialize` (removed).
+    Initialize,
+    /// `ping` (removed).
+    Ping,
+    /// `logging/setLevel` (removed).
+    SetLoggingLevel,
+    /// `resources/subscribe` (removed).
+    SubscribeResource,
+    /// `resources/unsubscribe` (removed).
+    UnsubscribeResource,
+    /// Any other method name.
+    Other(Box<str>),
+}
+
+impl Method {
+    /// The method named `name`.
+    pub fn parse(name: &str) -> Self {
+        match name {
+            DiscoverRequest::METHOD => Self::Discover,
+            ListToolsRequest::METHOD => Self::ListTools,
+            CallToolRequest::METHOD => Self::CallTool,
+            ListPromptsRequest::METHOD => Self::ListPrompts,
+            GetPromptRequest::METHOD => Self::GetPrompt,
+            ListResourcesRequest::METHOD => Self::ListResources,
+            ListResourceTemplatesRequest::METHOD => Self::ListResourceTemplates,
+            ReadResourceRequest::METHOD => Self::ReadResource,
+            CompleteRequest::METHOD => Self::Complete,
+            SubscriptionsListenRequest::METHOD => Self::SubscriptionsListen,
+            removed::INITIALIZE => Self::Initialize,
+            removed::PING => Self::Ping,
+            removed::LOGGING_SET_LEVEL => Self::SetLoggingLevel,
+            removed::RESOURCES_SUBSCRIBE => Self::SubscribeResource,
+            removed::RESOURCES_UNSUBSCRIBE => Self::UnsubscribeResource,
+            other => Self::Other(other.into()),
+        }
+    }
+
+    /// The method name.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Discover => DiscoverRequest::METHOD,
+            Self::ListTools => ListToolsRequest::METHOD,
+            Self::CallTool => CallToolRequest::METHOD,
+            Self::ListPrompts => ListPromptsRequest::METHOD,
+            Self::GetPrompt => GetPromptRequest::METHOD,
+            Self::ListResources => ListResourcesRequest::METHOD,
+            Self::ListResourceTemplates => ListResourceTemplatesRequest::METHOD,
+            Self::ReadResource => ReadResourceRequest::METHOD,
+            Self::Complete => CompleteRequest::METHOD,
+            Self::SubscriptionsListen => SubscriptionsListenRequest::METHOD,
+            Self::Initialize => removed::INITIALIZE,
+            Self::Ping => removed::PING,
+            Self::SetLoggingLevel => removed::LOGGING_SET_LEVEL,
+            Self::SubscribeResource => removed::RESOURCES_SUBSCRIBE,
+            Self::UnsubscribeResource => removed::RESOURCES_UNSUBSCRIBE,
+            Self::Other(name) => name,
+        }
+    }
+
+    /// Whether 2026-07-28 removed this method (it exists only in the
+    /// initialize-based revisions).
+    pub fn is_removed(&self) -> bool {
+        matches!(
+            self,
+            Self::Initialize
+                | Self::Ping
+                | Self::SetLoggingLevel
+                | Self::SubscribeResource
+                | Self::UnsubscribeResource
+        )
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A notification a client sends, decoded once from its method name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientNotification {
+    /// `notifications/cancelled`.
+    Cancelled,
+    /// `notifications/initialized` (removed: the legacy handshake's last step).
+    Initialized,
+    /// Anything else (progress, roots changes, unknown names).
+    Other,
+}
+
+impl ClientNotification {
+    /// The notification named `name`.
+    pub fn parse(name: &str) -> Self {
+        match name {
+            CancelledNotification::METHOD => Self::Cancelled,
+            removed::INITIALIZED_NOTIFICATION => Self::Initialized,
+            _ => Self::Other,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,5 +384,33 @@ mod tests {
         sorted.sort_unstable();
         sorted.dedup();
         assert_eq!(sorted.len(), current.len(), "duplicate method name");
+    }
+
+    #[test]
+    fn method_names_round_trip_through_the_enum() {
+        let names = [
+            DiscoverRequest::METHOD,
+            ListToolsRequest::METHOD,
+            CallToolRequest::METHOD,
+            ListPromptsRequest::METHOD,
+            GetPromptRequest::METHOD,
+            ListResourcesRequest::METHOD,
+            ListResourceTemplatesRequest::METHOD,
+            ReadResourceRequest::METHOD,
+            CompleteRequest::METHOD,
+            SubscriptionsListenRequest::METHOD,
+            removed::INITIALIZE,
+            removed::PING,
+            removed::LOGGING_SET_LEVEL,
+            removed::RESOURCES_SUBSCRIBE,
+            removed::RESOURCES_UNSUBSCRIBE,
+            "x/unknown",
+        ];
+        for name in names {
+            let m = Method::parse(name);
+            assert_eq!(m.as_str(), name);
+            assert_eq!(matches!(m, Method::Other(_)), name == "x/unknown", "{name}");
+            assert_eq!(m.is_removed(), removed::ALL.contains(&name), "{name}");
+        }
     }
 }

@@ -12,21 +12,17 @@
 //! `Tool.outputSchema` (`type: "object"`); server/resources.mdx#error-handling;
 //! (2025-06-18) schema.ts `ElicitRequest`.
 
-use crate::server::Reply;
+use crate::server::{Outcome, Reply};
 use serde_json::{Map, Value};
+use toolwire_proto::RequestId;
 use toolwire_proto::meta::SERVER_INFO_KEY;
-use toolwire_proto::types::RequestMethod as _;
-use toolwire_proto::types::{ElicitRequest, ReadResourceRequest};
-use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
+use toolwire_proto::types::{InputRequest, ListRootsRequestParams};
 
 /// The revision that introduced structured tool output.
 const STRUCTURED_SINCE: &str = "2025-06-18";
 
 /// The revision that added `mode` to `elicitation/create` (URL mode).
 const ELICIT_MODE_SINCE: &str = "2025-11-25";
-
-/// `-32002`: the legacy "resource not found".
-const RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
 
 /// Strips the 2026-only members from a result.
 pub(crate) fn result(version: &str, mut result: Value) -> Value {
@@ -68,31 +64,20 @@ fn strip_output_schema(tool: &mut Map<String, Value>, structured: bool) {
     }
 }
 
-/// The legacy form of an error the pipeline produced for `method`.
-pub(crate) fn error(method: &str, mut error: ErrorObject) -> ErrorObject {
-    if error.code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
-        error.code = ErrorCode::INVALID_REQUEST;
-        error.message = format!(
-            "{}; the capabilities the client declared in initialize do not include it",
-            error.message
-        );
-    } else if error.code == ErrorCode::INVALID_PARAMS
-        && method == ReadResourceRequest::METHOD
-        && error.data.as_ref().is_some_and(|d| d.get("uri").is_some())
-    {
-        error.code = RESOURCE_NOT_FOUND;
-    }
-    error
-}
-
 /// The params of a server-to-client request of the MRTR shim, in the
 /// negotiated revision: before 2025-11-25 a form elicitation has no `mode`
 /// (a URL-mode one is left as it is; the capability gate only lets it
-/// through to a client that declared it).
-pub(crate) fn input_request(version: &str, method: &str, params: Option<&Value>) -> Option<Value> {
-    let mut params = params.cloned();
+/// through to a client that declared it). `None` for a `roots/list` without
+/// params.
+pub(crate) fn input_request(version: &str, request: &InputRequest) -> Option<Value> {
+    let mut params = match request {
+        InputRequest::Elicit(p) => serde_json::to_value(p).ok(),
+        InputRequest::CreateMessage(p) => serde_json::to_value(p).ok(),
+        InputRequest::ListRoots(p) if *p == ListRootsRequestParams::default() => None,
+        InputRequest::ListRoots(p) => serde_json::to_value(p).ok(),
+    };
     if version < ELICIT_MODE_SINCE
-        && method == ElicitRequest::METHOD
+        && matches!(request, InputRequest::Elicit(_))
         && let Some(Value::Object(p)) = &mut params
         && p.get("mode").and_then(Value::as_str) == Some("form")
     {
@@ -101,9 +86,14 @@ pub(crate) fn input_request(version: &str, method: &str, params: Option<&Value>)
     params
 }
 
-/// Encodes a result for the legacy peer.
-pub(crate) fn reply(version: &str, id: &RequestId, value: Value) -> Reply {
-    Reply::result(id, &result(version, value))
+/// A complete result encoded for a legacy peer at `version`.
+pub(crate) fn encode_result(
+    version: &str,
+    id: &RequestId,
+    value: &(impl serde::Serialize + ?Sized),
+) -> Outcome {
+    let value = serde_json::to_value(value).unwrap_or_else(|_| Value::Object(Map::new()));
+    Outcome::Complete(Reply::result(id, &result(version, value)).into_body())
 }
 
 #[cfg(test)]
@@ -140,30 +130,26 @@ mod tests {
         );
     }
 
-    #[test]
-    fn form_elicitations_lose_mode_before_2025_11_25() {
-        let form = json!({"mode":"form","message":"Sure?","requestedSchema":{"type":"object"}});
-        let old = input_request("2025-06-18", "elicitation/create", Some(&form));
-        assert_eq!(
-            old,
-            Some(json!({"message":"Sure?","requestedSchema":{"type":"object"}}))
-        );
-        let new = input_request("2025-11-25", "elicitation/create", Some(&form));
-        assert_eq!(new.as_ref(), Some(&form));
-        let url =
-            json!({"mode":"url","message":"Go","url":"https://example.com","elicitationId":"e"});
-        let kept = input_request("2025-06-18", "elicitation/create", Some(&url));
-        assert_eq!(kept.as_ref(), Some(&url));
-        let roots = input_request("2025-03-26", "roots/list", None);
-        assert_eq!(roots, None);
+    fn typed(method: &str, params: Value) -> InputRequest {
+        serde_json::from_value(json!({"method": method, "params": params})).expect("input request")
     }
 
     #[test]
-    fn missing_capability_is_invalid_request() {
-        let e = error(
-            "tools/call",
-            ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, "missing"),
+    fn form_elicitations_lose_mode_before_2025_11_25() {
+        let form = json!({"mode":"form","message":"Sure?",
+                          "requestedSchema":{"type":"object","properties":{}}});
+        let request = typed("elicitation/create", form.clone());
+        let old = input_request("2025-06-18", &request);
+        assert_eq!(
+            old,
+            Some(json!({"message":"Sure?","requestedSchema":{"type":"object","properties":{}}}))
         );
-        assert_eq!(e.code, ErrorCode::INVALID_REQUEST);
+        let new = input_request("2025-11-25", &request);
+        assert_eq!(new.as_ref(), Some(&form));
+        let url = json!({"mode":"url","message":"Go","url":"https://example.com"});
+        let kept = input_request("2025-06-18", &typed("elicitation/create", url.clone()));
+        assert_eq!(kept.as_ref(), Some(&url));
+        let roots = input_request("2025-03-26", &InputRequest::list_roots());
+        assert_eq!(roots, None);
     }
 }

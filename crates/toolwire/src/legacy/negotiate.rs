@@ -5,10 +5,10 @@
 //! supports the requested version answers with it, otherwise with the latest
 //! version it supports.
 
+use crate::server::Params;
 use crate::server::Server;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use toolwire_proto::Request;
 use toolwire_proto::types::{ClientCapabilities, Implementation};
 
 /// The initialize-based revisions served beside 2026-07-28, newest first.
@@ -34,7 +34,7 @@ pub(crate) struct InitializeParams {
 /// Reads the legacy `initialize` params; `None` unless `protocolVersion` is a
 /// string and `capabilities` an object. Unknown capability members are
 /// tolerated.
-pub(crate) fn parse_initialize(req: &Request) -> Option<InitializeParams> {
+pub(crate) fn parse_initialize(params: &Params) -> Option<InitializeParams> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Raw {
@@ -43,7 +43,7 @@ pub(crate) fn parse_initialize(req: &Request) -> Option<InitializeParams> {
         #[serde(default)]
         client_info: Option<Value>,
     }
-    let raw: Raw = serde_json::from_str(req.params.as_ref()?.get()).ok()?;
+    let raw: Raw = params.raw.as_ref()?.parse().ok()?;
     Some(InitializeParams {
         requested: raw.protocol_version,
         capabilities: serde_json::from_value(Value::Object(raw.capabilities)).unwrap_or_default(),

@@ -21,15 +21,15 @@
 
 use super::seal::{self, Binding};
 use super::{InputRequired, gate};
-use crate::server::{Prepared, Reply, Server};
+use crate::server::{Outcome, Prepared, Server};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::SystemTime;
+use toolwire_proto::ErrorObject;
 use toolwire_proto::types::{
     ClientCapabilities, InputRequests, InputRequiredResult, InputResponses, RequestMeta,
     RequestMethod, ResultType,
 };
-use toolwire_proto::{ErrorObject, RequestId};
 
 /// What a retry brought, for the handler's [`RequestContext`](crate::RequestContext).
 #[derive(Debug, Clone, Default)]
@@ -52,7 +52,6 @@ pub(crate) struct RoundInput {
 /// first-round call that completes, nearly every call, never computes it.
 #[derive(Debug)]
 pub(crate) struct Mrtr {
-    id: RequestId,
     meta: Arc<RequestMeta>,
     method: &'static str,
     principal: Option<Arc<str>>,
@@ -87,7 +86,7 @@ impl Server {
         p: &mut Prepared,
         target: &str,
         arguments: &Value,
-    ) -> Result<(Mrtr, RoundInput), Reply> {
+    ) -> Result<(Mrtr, RoundInput), Outcome> {
         const {
             assert!(
                 M::MAY_REQUIRE_INPUT,
@@ -100,19 +99,16 @@ impl Server {
             None => None,
             Some(Value::Object(map)) => Some(map),
             Some(_) => {
-                return Err(Reply::error(
-                    Some(&p.id),
-                    &ErrorObject::invalid_params(
-                        "inputResponses must be an object keyed like the inputRequests it answers",
-                    ),
-                ));
+                return Err(Outcome::error(ErrorObject::invalid_params(
+                    "inputResponses must be an object keyed like the inputRequests it answers",
+                )));
             }
         };
         let (round, state, binding) = match p.params.request_state.take() {
             None => (1, Value::Null, None),
             Some(sealed) => {
                 let Some(keys) = self.state_keys() else {
-                    return Err(no_keys(&p.id));
+                    return Err(no_keys());
                 };
                 let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
                 match seal::open(keys, &binding, &sealed, SystemTime::now()) {
@@ -121,18 +117,14 @@ impl Server {
                         tracing::debug!(method = M::METHOD, target, "requestState refused: {why}");
                         // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
                         // — reject state that fails verification; never re-prompt.
-                        return Err(Reply::error(
-                            Some(&p.id),
-                            &ErrorObject::invalid_params(format!(
-                                "requestState failed verification: {why}"
-                            )),
-                        ));
+                        return Err(Outcome::error(ErrorObject::invalid_params(format!(
+                            "requestState failed verification: {why}"
+                        ))));
                     }
                 }
             }
         };
         let mrtr = Mrtr {
-            id: p.id.clone(),
             meta: Arc::clone(&p.meta),
             method: M::METHOD,
             principal: p.principal.clone(),
@@ -161,13 +153,12 @@ impl Server {
         ir: InputRequired,
         target: &str,
         arguments: &Value,
-    ) -> Reply {
+    ) -> Outcome {
         if let Some(why) = ir.error {
             tracing::error!("a handler built an invalid input_required: {why}");
-            return Reply::error(
-                Some(&m.id),
-                &ErrorObject::internal("the server built an invalid input request"),
-            );
+            return Outcome::error(ErrorObject::internal(
+                "the server built an invalid input request",
+            ));
         }
         let caps = m
             .meta
@@ -189,13 +180,13 @@ impl Server {
             }
         }
         if !missing.is_empty() {
-            return Reply::error(Some(&m.id), &gate::missing_error(missing));
+            return Outcome::error(gate::missing_error(missing));
         }
         if requests.is_empty() && !dropped.is_empty() {
-            return Reply::error(Some(&m.id), &gate::missing_error(dropped));
+            return Outcome::error(gate::missing_error(dropped));
         }
         let Some(keys) = self.state_keys() else {
-            return no_keys(&m.id);
+            return no_keys();
         };
         let state = ir.state.unwrap_or(Value::Null);
         let ttl = self.inner.config.state_ttl;
@@ -206,10 +197,7 @@ impl Server {
             Ok(s) => s,
             Err(e) => {
                 tracing::error!("sealing requestState failed: {e}");
-                return Reply::error(
-                    Some(&m.id),
-                    &ErrorObject::internal("could not seal requestState"),
-                );
+                return Outcome::error(ErrorObject::internal("could not seal requestState"));
             }
         };
         let result = InputRequiredResult {
@@ -218,7 +206,7 @@ impl Server {
             request_state: Some(sealed),
             meta: Some(self.result_meta()),
         };
-        Reply::result(&m.id, &result)
+        Outcome::InputRequired(Box::new(result))
     }
 
     /// The configured keyring, or the process's random one.
@@ -231,9 +219,8 @@ impl Server {
     }
 }
 
-fn no_keys(id: &RequestId) -> Reply {
-    Reply::error(
-        Some(id),
-        &ErrorObject::internal("no key is available for requestState"),
-    )
+fn no_keys() -> Outcome {
+    Outcome::error(ErrorObject::internal(
+        "no key is available for requestState",
+    ))
 }

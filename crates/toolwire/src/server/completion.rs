@@ -4,7 +4,8 @@
 //! Spec: server/utilities/completion.mdx
 
 use super::Server;
-use super::dispatch::{Prepared, Reply};
+use super::accept::Prepared;
+use super::outcome::{Outcome, Shape};
 use crate::completion::{Completer, CompletionRequest};
 use crate::context::{Outbound, RequestContext};
 use serde::de::DeserializeOwned;
@@ -33,8 +34,9 @@ impl Server {
         mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Reply {
+    ) -> Outcome {
         let id = p.id.clone();
+        let shape = p.era.shape();
         let found = member::<CompletionReference>(p.params.reference.take().map(|b| *b), "ref")
             .and_then(|r| {
                 let a =
@@ -47,7 +49,7 @@ impl Server {
             });
         let (completer, argument, context) = match found {
             Ok(f) => f,
-            Err(e) => return Reply::error(Some(&id), &e),
+            Err(e) => return Outcome::error(e),
         };
         let completion = match completer {
             // Declared, but nothing to suggest.
@@ -64,11 +66,11 @@ impl Server {
                 cx.finish();
                 match outcome {
                     Ok(c) => c,
-                    Err(e) => return Reply::error(Some(&id), &e),
+                    Err(e) => return Outcome::error(e),
                 }
             }
         };
-        self.completed(&id, completion)
+        self.completed(shape, &id, completion)
     }
 
     /// The provider for `argument` of `reference`: `Ok(None)` when the
@@ -120,8 +122,9 @@ impl Server {
         }
     }
 
-    fn completed(&self, id: &RequestId, completion: Completion) -> Reply {
-        Reply::result(
+    fn completed(&self, shape: Shape, id: &RequestId, completion: Completion) -> Outcome {
+        self.respond(
+            shape,
             id,
             &CompleteResult {
                 result_type: ResultType::Complete,

@@ -38,7 +38,8 @@
 //! client disconnects: closing the stream is the client's cancellation. On
 //! `Close`, write the result as the last event and end the response body.
 
-use super::dispatch::{Prepared, Reply};
+use super::accept::Prepared;
+use super::outcome::Reply;
 use super::{Server, ServerInner};
 use crate::bus::{BusEvent, BusStream, ListChanged};
 use bytes::Bytes;
@@ -109,29 +110,23 @@ impl Drop for ListenerSlot {
 
 impl Server {
     /// Opens a listen stream for a prepared `subscriptions/listen` request.
-    pub(crate) fn listen(&self, p: &Prepared) -> Result<Subscription, Reply> {
-        self.check_version(p)?;
+    pub(crate) fn listen(&self, p: &Prepared) -> Result<Subscription, ErrorObject> {
         let Some(requested) = &p.params.notifications else {
-            return Err(Reply::error(
-                Some(&p.id),
-                &ErrorObject::invalid_params("subscriptions/listen needs params.notifications"),
+            return Err(ErrorObject::invalid_params(
+                "subscriptions/listen needs params.notifications",
             ));
         };
         if self.is_shutting_down() {
-            return Err(Reply::error(
-                Some(&p.id),
-                &ErrorObject::internal("the server is shutting down; listen elsewhere"),
+            return Err(ErrorObject::internal(
+                "the server is shutting down; listen elsewhere",
             ));
         }
         let Some(slot) = ListenerSlot::acquire(&self.inner) else {
             let max = self.inner.config.max_listeners;
-            return Err(Reply::error(
-                Some(&p.id),
-                &ErrorObject::internal(format!(
-                    "too many open subscriptions (the limit is {max}); close one and retry"
-                ))
-                .with_data(json!({ "maxListeners": max })),
-            ));
+            return Err(ErrorObject::internal(format!(
+                "too many open subscriptions (the limit is {max}); close one and retry"
+            ))
+            .with_data(json!({ "maxListeners": max })));
         };
         let filter = self.honoured(requested);
         // Subscribe before acknowledging, so no change after the ack is missed.
@@ -297,6 +292,7 @@ impl Subscription {
 mod tests {
     use super::*;
     use crate::ServerConfig;
+    use crate::server::{Outcome, Step};
     use serde_json::json;
     use toolwire_proto::{Message, Request};
 
@@ -314,11 +310,20 @@ mod tests {
         }
     }
 
-    fn open(server: &Server, id: i64, filter: Value) -> Result<Subscription, Reply> {
+    fn open(server: &Server, id: i64, filter: Value) -> Result<Subscription, ErrorObject> {
         let p = server
             .prepare(request(id, json!({ "notifications": filter })))
             .expect("prepared");
-        server.listen(&p)
+        open_prepared(server, p)
+    }
+
+    /// The pipeline's answer to a prepared listen request.
+    fn open_prepared(server: &Server, p: Prepared) -> Result<Subscription, ErrorObject> {
+        match server.step(p) {
+            Step::Done(Outcome::Stream(s)) => Ok(*s),
+            Step::Done(Outcome::Error(e)) => Err(e.modern().clone()),
+            other => panic!("not a stream or an error: {other:?}"),
+        }
     }
 
     async fn frame(s: &mut Subscription) -> Value {
@@ -328,8 +333,8 @@ mod tests {
         }
     }
 
-    fn error_code(reply: &Reply) -> i32 {
-        reply.error_code().expect("an error").0
+    fn error_code(e: &ErrorObject) -> i32 {
+        e.code.0
     }
 
     #[tokio::test]
@@ -393,7 +398,7 @@ mod tests {
         let _b = open(&server, 2, json!({})).expect("second");
         let full = open(&server, 3, json!({})).expect_err("third is refused");
         assert_eq!(error_code(&full), -32603);
-        let body: Value = serde_json::from_slice(full.body()).expect("json");
+        let body = json!({ "error": full });
         assert_eq!(body["error"]["data"]["maxListeners"], 2);
         assert!(
             body["error"]["message"]
@@ -430,7 +435,7 @@ mod tests {
         let server = Server::new(ServerConfig::default());
         let p = server.prepare(request(1, json!({}))).expect("prepared");
         assert_eq!(
-            error_code(&server.listen(&p).expect_err("no filter")),
+            error_code(&open_prepared(&server, p).expect_err("no filter")),
             -32602
         );
         let mut r = request(2, json!({"notifications": {}}));
@@ -442,6 +447,9 @@ mod tests {
             .expect("raw"),
         );
         let p = server.prepare(r).expect("prepared");
-        assert_eq!(error_code(&server.listen(&p).expect_err("version")), -32022);
+        assert_eq!(
+            error_code(&open_prepared(&server, p).expect_err("version")),
+            -32022
+        );
     }
 }

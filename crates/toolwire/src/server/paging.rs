@@ -1,12 +1,14 @@
 //! List pagination: opaque cursors and pages serialised once per registry
 //! snapshot.
 
-use super::dispatch::Reply;
+use super::Server;
+use super::accept::Prepared;
+use super::outcome::{Outcome, Reply, Shape};
 use crate::registry::{Named, Snapshot};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::value::RawValue;
-use toolwire_proto::{ErrorObject, RequestId};
+use toolwire_proto::ErrorObject;
 
 pub(crate) fn to_raw(value: &impl serde::Serialize) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_else(|_| {
@@ -30,42 +32,51 @@ fn decode_cursor(cursor: &str, page_size: usize) -> Option<usize> {
         .then_some(offset / page_size)
 }
 
-/// Answers a list request from `snapshot`'s cached pages, building them on
-/// first use with `build(items_of_page, next_cursor)`.
-pub(crate) fn list_page<T: Named>(
-    id: &RequestId,
+/// Answers a list request from `snapshot`, with `build(items_of_page,
+/// next_cursor)` making a page's result. Modern pages are serialised on
+/// first use and kept with the snapshot; a legacy request (rare) gets its
+/// page built and shaped for its revision.
+pub(crate) fn list_page<T: Named, R: serde::Serialize>(
+    server: &Server,
+    p: &Prepared,
     snapshot: &Snapshot<T>,
     page_size: usize,
     cursor: Option<&str>,
-    build: impl Fn(&[T], Option<String>) -> Box<RawValue>,
-) -> Reply {
-    let pages = snapshot.pages.get_or_init(|| {
-        let items = snapshot.items();
-        let count = items.len().div_ceil(page_size).max(1);
-        (0..count)
-            .map(|page| {
-                let start = page * page_size;
-                let end = (start + page_size).min(items.len());
-                build(
-                    &items[start..end],
-                    (end < items.len()).then(|| encode_cursor(end)),
-                )
-            })
-            .collect()
-    });
+    build: impl Fn(&[T], Option<String>) -> R,
+) -> Outcome {
+    // A page size of 0 is refused when the configuration is set; guard the
+    // division anyway, since no value may make a request panic.
+    let page_size = page_size.max(1);
+    let items = snapshot.items();
+    let count = items.len().div_ceil(page_size).max(1);
     let page = match cursor {
         None => 0,
         Some(cursor) => match decode_cursor(cursor, page_size) {
-            Some(page) if page < pages.len() => page,
+            Some(page) if page < count => page,
             _ => {
-                return Reply::error(
-                    Some(id),
-                    &ErrorObject::invalid_params(format!("invalid cursor {cursor:?}")),
-                );
+                return Outcome::error(ErrorObject::invalid_params(format!(
+                    "invalid cursor {cursor:?}"
+                )));
             }
         },
     };
-    Reply::raw_result(id, &pages[page])
+    let page_of = |page: usize| {
+        let start = page * page_size;
+        let end = (start + page_size).min(items.len());
+        build(
+            &items[start..end],
+            (end < items.len()).then(|| encode_cursor(end)),
+        )
+    };
+    match p.era.shape() {
+        Shape::Modern => {
+            let pages = snapshot
+                .pages
+                .get_or_init(|| (0..count).map(|page| to_raw(&page_of(page))).collect());
+            Outcome::Complete(Reply::raw_result(&p.id, &pages[page]).into_body())
+        }
+        shape => server.respond(shape, &p.id, &page_of(page)),
+    }
 }
 
 #[cfg(test)]

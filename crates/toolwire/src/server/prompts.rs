@@ -1,7 +1,8 @@
 //! `prompts/list` and `prompts/get`, and the prompt registry's side of
 //! [`Server`].
 
-use super::dispatch::{Prepared, Reply};
+use super::accept::Prepared;
+use super::outcome::Outcome;
 use super::{Server, paging};
 use crate::bus::ListChanged;
 use crate::context::{Outbound, RequestContext};
@@ -56,23 +57,22 @@ impl Server {
         self.inner.prompts.snapshot().get(name).cloned()
     }
 
-    pub(crate) fn list_prompts(&self, p: &Prepared) -> Reply {
+    pub(crate) fn list_prompts(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.prompts.snapshot();
         paging::list_page(
-            &p.id,
+            self,
+            p,
             &snapshot,
             c.page_size,
             p.params.cursor.as_deref(),
-            |items, next_cursor| {
-                paging::to_raw(&ListPromptsResult {
-                    result_type: ResultType::Complete,
-                    prompts: items.iter().map(|p| p.definition().clone()).collect(),
-                    next_cursor,
-                    ttl_ms: c.ttl_ms,
-                    cache_scope: c.cache_scope,
-                    meta: Some(self.result_meta()),
-                })
+            |items, next_cursor| ListPromptsResult {
+                result_type: ResultType::Complete,
+                prompts: items.iter().map(|p| p.definition().clone()).collect(),
+                next_cursor,
+                ttl_ms: c.ttl_ms,
+                cache_scope: c.cache_scope,
+                meta: Some(self.result_meta()),
             },
         )
     }
@@ -82,20 +82,17 @@ impl Server {
         mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Reply {
+    ) -> Outcome {
         let id = p.id.clone();
+        let shape = p.era.shape();
         let Some(name) = p.params.name.take() else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params("prompts/get needs params.name"),
-            );
+            return Outcome::error(ErrorObject::invalid_params("prompts/get needs params.name"));
         };
         // Spec: server/prompts.mdx#error-handling — an invalid prompt name
         // is -32602.
         let Some(prompt) = self.prompt(&name) else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params(format!("unknown prompt: {name}"))
+            return Outcome::error(
+                ErrorObject::invalid_params(format!("unknown prompt: {name}"))
                     .with_data(json!({ "name": name })),
             );
         };
@@ -106,11 +103,11 @@ impl Server {
         let bound = given.as_ref().unwrap_or(&empty);
         let (round, input) = match self.begin_round::<GetPromptRequest>(&mut p, &name, bound) {
             Ok(r) => r,
-            Err(reply) => return reply,
+            Err(outcome) => return outcome,
         };
         let args = match prompt.check_arguments(given.as_ref()) {
             Ok(args) => args,
-            Err(e) => return Reply::error(Some(&id), &e),
+            Err(e) => return Outcome::error(e),
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
             .with_principal(p.principal)
@@ -125,13 +122,13 @@ impl Server {
             Ok(PromptResult::Complete(mut result)) => {
                 result.result_type = ResultType::Complete;
                 let Some(meta) = result.meta.as_mut() else {
-                    return self.reply_with_meta(&id, &result);
+                    return self.respond_with_meta(shape, &id, &result);
                 };
                 meta.entry(SERVER_INFO_KEY)
                     .or_insert_with(|| self.inner.server_info.clone());
-                Reply::result(&id, &result)
+                self.respond(shape, &id, &result)
             }
-            Err(e) => Reply::error(Some(&id), &e.into_error_object()),
+            Err(e) => Outcome::error(e.into_error_object()),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! `resources/list`, `resources/templates/list` and `resources/read`, and
 //! the resource registries' side of [`Server`].
 
-use super::dispatch::{Prepared, Reply};
+use super::accept::Prepared;
+use super::outcome::{Outcome, RpcError};
 use super::{Server, paging};
 use crate::bus::ListChanged;
 use crate::context::{Outbound, RequestContext};
@@ -108,44 +109,42 @@ impl Server {
         self.inner.resource_templates.names()
     }
 
-    pub(crate) fn list_resources(&self, p: &Prepared) -> Reply {
+    pub(crate) fn list_resources(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.resources.snapshot();
         paging::list_page(
-            &p.id,
+            self,
+            p,
             &snapshot,
             c.page_size,
             p.params.cursor.as_deref(),
-            |items, next_cursor| {
-                paging::to_raw(&ListResourcesResult {
-                    result_type: ResultType::Complete,
-                    resources: items.iter().map(|r| r.definition().clone()).collect(),
-                    next_cursor,
-                    ttl_ms: c.ttl_ms,
-                    cache_scope: c.cache_scope,
-                    meta: Some(self.result_meta()),
-                })
+            |items, next_cursor| ListResourcesResult {
+                result_type: ResultType::Complete,
+                resources: items.iter().map(|r| r.definition().clone()).collect(),
+                next_cursor,
+                ttl_ms: c.ttl_ms,
+                cache_scope: c.cache_scope,
+                meta: Some(self.result_meta()),
             },
         )
     }
 
-    pub(crate) fn list_resource_templates(&self, p: &Prepared) -> Reply {
+    pub(crate) fn list_resource_templates(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.resource_templates.snapshot();
         paging::list_page(
-            &p.id,
+            self,
+            p,
             &snapshot,
             c.page_size,
             p.params.cursor.as_deref(),
-            |items, next_cursor| {
-                paging::to_raw(&ListResourceTemplatesResult {
-                    result_type: ResultType::Complete,
-                    resource_templates: items.iter().map(|t| t.definition().clone()).collect(),
-                    next_cursor,
-                    ttl_ms: c.ttl_ms,
-                    cache_scope: c.cache_scope,
-                    meta: Some(self.result_meta()),
-                })
+            |items, next_cursor| ListResourceTemplatesResult {
+                result_type: ResultType::Complete,
+                resource_templates: items.iter().map(|t| t.definition().clone()).collect(),
+                next_cursor,
+                ttl_ms: c.ttl_ms,
+                cache_scope: c.cache_scope,
+                meta: Some(self.result_meta()),
             },
         )
     }
@@ -173,23 +172,23 @@ impl Server {
         mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Reply {
+    ) -> Outcome {
         let id = p.id.clone();
+        let shape = p.era.shape();
         let Some(uri) = p.params.uri.take() else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params("resources/read needs params.uri"),
-            );
+            return Outcome::error(ErrorObject::invalid_params(
+                "resources/read needs params.uri",
+            ));
         };
         // Spec: server/resources.mdx#error-handling — an unknown resource is
         // -32602 with the URI, never an empty `contents`.
         let Some((reader, vars)) = self.find_reader(&uri) else {
-            return Reply::error(Some(&id), &not_found(&uri));
+            return missing(&uri);
         };
         let (round, input) =
             match self.begin_round::<ReadResourceRequest>(&mut p, &uri, &Value::Null) {
                 Ok(r) => r,
-                Err(reply) => return reply,
+                Err(outcome) => return outcome,
             };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
             .with_principal(p.principal)
@@ -214,7 +213,8 @@ impl Server {
                     }
                 }
                 let c = &self.inner.config;
-                Reply::result(
+                self.respond(
+                    shape,
                     &id,
                     &ReadResourceResult {
                         result_type: ResultType::Complete,
@@ -225,10 +225,16 @@ impl Server {
                     },
                 )
             }
-            Err(ResourceError::NotFound) => Reply::error(Some(&id), &not_found(&uri)),
-            Err(ResourceError::Protocol(e)) => Reply::error(Some(&id), &e),
+            Err(ResourceError::NotFound) => missing(&uri),
+            Err(ResourceError::Protocol(e)) => Outcome::error(e),
         }
     }
+}
+
+/// "Resource not found": `-32602` with the URI, which the legacy era
+/// writes as `-32002`.
+fn missing(uri: &str) -> Outcome {
+    Outcome::Error(Box::new(RpcError::ResourceNotFound(not_found(uri))))
 }
 
 #[cfg(test)]

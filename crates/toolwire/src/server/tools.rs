@@ -1,6 +1,7 @@
 //! `tools/list` and `tools/call`.
 
-use super::dispatch::{Prepared, RawParams, Reply};
+use super::accept::{Prepared, RawParams};
+use super::outcome::{Outcome, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
@@ -13,23 +14,22 @@ use toolwire_proto::types::{
 use toolwire_proto::{ErrorObject, RequestId};
 
 impl Server {
-    pub(crate) fn list_tools(&self, p: &Prepared) -> Reply {
+    pub(crate) fn list_tools(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.tools.snapshot();
         paging::list_page(
-            &p.id,
+            self,
+            p,
             &snapshot,
             c.page_size,
             p.params.cursor.as_deref(),
-            |items, next_cursor| {
-                paging::to_raw(&ListToolsResult {
-                    result_type: ResultType::Complete,
-                    tools: items.iter().map(|t| t.definition().clone()).collect(),
-                    next_cursor,
-                    ttl_ms: c.ttl_ms,
-                    cache_scope: c.cache_scope,
-                    meta: Some(self.result_meta()),
-                })
+            |items, next_cursor| ListToolsResult {
+                result_type: ResultType::Complete,
+                tools: items.iter().map(|t| t.definition().clone()).collect(),
+                next_cursor,
+                ttl_ms: c.ttl_ms,
+                cache_scope: c.cache_scope,
+                meta: Some(self.result_meta()),
             },
         )
     }
@@ -39,18 +39,15 @@ impl Server {
         mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Reply {
+    ) -> Outcome {
         let id = p.id.clone();
+        let shape = p.era.shape();
         let Some(name) = p.params.name.take() else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params("tools/call needs params.name"),
-            );
+            return Outcome::error(ErrorObject::invalid_params("tools/call needs params.name"));
         };
         let Some(tool) = self.inner.tools.snapshot().get(&name).cloned() else {
-            return Reply::error(
-                Some(&id),
-                &ErrorObject::invalid_params(format!("unknown tool: {name}"))
+            return Outcome::error(
+                ErrorObject::invalid_params(format!("unknown tool: {name}"))
                     .with_data(json!({ "name": name })),
             );
         };
@@ -68,7 +65,7 @@ impl Server {
                 .filter(|c| declared.get(c.as_str()).is_none())
                 .collect();
             if !missing.is_empty() {
-                return Reply::error(Some(&id), &missing_capabilities_error(&missing));
+                return Outcome::error(missing_capabilities_error(&missing));
             }
         }
         // Spec: server/tools.mdx — a missing `arguments` means no arguments.
@@ -81,7 +78,7 @@ impl Server {
         // fails verification is an error, whatever the arguments.
         let (round, input) = match self.begin_round::<CallToolRequest>(&mut p, &name, &args) {
             Ok(r) => r,
-            Err(reply) => return reply,
+            Err(outcome) => return outcome,
         };
         // The handler takes the arguments; sealing an `input_required`
         // state binds them, so it reads them back from the raw params (or
@@ -92,7 +89,7 @@ impl Server {
             let text = format!(
                 "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
             );
-            return self.complete(&id, CallToolResult::error_text(text));
+            return self.complete(shape, &id, CallToolResult::error_text(text));
         }
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
             .with_principal(p.principal)
@@ -117,12 +114,9 @@ impl Server {
                     };
                     if let Err(why) = checked {
                         tracing::error!(tool = %name, "structuredContent does not match outputSchema:{why}");
-                        return Reply::error(
-                            Some(&id),
-                            &ErrorObject::internal(format!(
-                                "tool {name:?} produced output that does not match its outputSchema"
-                            )),
-                        );
+                        return Outcome::error(ErrorObject::internal(format!(
+                            "tool {name:?} produced output that does not match its outputSchema"
+                        )));
                     }
                 }
                 if let Some(structured) = &result.structured_content {
@@ -137,20 +131,27 @@ impl Server {
                             .push(ContentBlock::text(structured.to_string()));
                     }
                 }
-                self.complete(&id, result)
+                self.complete(shape, &id, result)
             }
-            Err(ToolError::Failed(text)) => self.complete(&id, CallToolResult::error_text(text)),
-            Err(ToolError::Protocol(e)) => Reply::error(Some(&id), &e),
+            Err(ToolError::Failed(text)) => {
+                self.complete(shape, &id, CallToolResult::error_text(text))
+            }
+            Err(ToolError::Protocol(e)) => Outcome::error(e),
         }
     }
 
-    pub(crate) fn complete(&self, id: &RequestId, mut result: CallToolResult) -> Reply {
+    pub(crate) fn complete(
+        &self,
+        shape: Shape,
+        id: &RequestId,
+        mut result: CallToolResult,
+    ) -> Outcome {
         result.result_type = ResultType::Complete;
         let Some(meta) = result.meta.as_mut() else {
-            return self.reply_with_meta(id, &result);
+            return self.respond_with_meta(shape, id, &result);
         };
         meta.entry(SERVER_INFO_KEY)
             .or_insert_with(|| self.inner.server_info.clone());
-        Reply::result(id, &result)
+        self.respond(shape, id, &result)
     }
 }

@@ -1,5 +1,6 @@
 //! The Streamable HTTP transport (2026-07-28): one POST endpoint, a JSON or
-//! request-scoped SSE response per request, no sessions.
+//! request-scoped SSE response per request, no sessions for modern requests;
+//! legacy (initialize-era) sessions on the same endpoint.
 //!
 //! [`HttpService`] is a `tower::Service` (and a `hyper` service) to mount in
 //! axum or hyper; [`serve_http`] and [`serve_http_on`] run it on a socket
@@ -21,6 +22,36 @@ mod read;
 mod serve;
 mod sessions;
 mod validate;
+
+/// The MCP header names, ready for lookups: `HeaderName` needs them
+/// lowercase, and a `&str` key would be parsed and lowercased on every
+/// lookup. `toolwire_proto::header` has their canonical spelling.
+mod names {
+    use http::HeaderName;
+
+    /// `MCP-Protocol-Version`.
+    pub(super) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+    /// `Mcp-Method`.
+    pub(super) const METHOD: HeaderName = HeaderName::from_static("mcp-method");
+    /// `Mcp-Name`.
+    pub(super) const NAME: HeaderName = HeaderName::from_static("mcp-name");
+    /// `Mcp-Session-Id` (legacy sessions).
+    pub(super) const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+    #[cfg(test)]
+    #[test]
+    fn names_match_the_canonical_spellings() {
+        use toolwire_proto::header as h;
+        for (name, canonical) in [
+            (&PROTOCOL_VERSION, h::PROTOCOL_VERSION_HEADER),
+            (&METHOD, h::METHOD_HEADER),
+            (&NAME, h::NAME_HEADER),
+            (&SESSION_ID, h::SESSION_ID_HEADER),
+        ] {
+            assert_eq!(name.as_str(), canonical.to_ascii_lowercase());
+        }
+    }
+}
 
 pub use body::HttpBody;
 pub use config::HttpConfig;
@@ -293,7 +324,7 @@ mod tests {
         let server = Server::new(ServerConfig::new("size", "0"));
         let svc = HttpService::new(server, HttpConfig::new());
         let body = http_body_util::Full::new(Bytes::new());
-        let fut = svc.modern(http::HeaderMap::new(), body, None);
+        let fut = svc.post(http::HeaderMap::new(), Default::default(), body, None);
         let size = std::mem::size_of_val(&fut);
         eprintln!("request future: {size} bytes");
         assert!(size < 1024, "the request future is {size} bytes");

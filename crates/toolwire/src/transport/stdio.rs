@@ -16,10 +16,9 @@
 //! responses answer the server-to-client requests of the MRTR shim.
 
 use crate::legacy::{self, Session};
-use crate::server::{Prepared, Reply, Server, Subscription, SubscriptionFrame};
+use crate::server::{Accepted, Prepared, Reply, Server, Step, Subscription, SubscriptionFrame};
 use bytes::Bytes;
 use futures_util::FutureExt as _;
-use serde::Deserialize;
 use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -35,12 +34,11 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
 use toolwire_proto::types::{
-    CancelledNotification, CancelledNotificationParams, Meta, NotificationMethod, RequestMethod,
-    SubscriptionsListenRequest, removed,
+    CancelledNotification, CancelledNotificationParams, ClientNotification, Meta,
+    NotificationMethod,
 };
 use toolwire_proto::{
-    DecodeError, ErrorObject, MAX_DEPTH, Message, Request, RequestId, encode_error,
-    encode_notification,
+    DecodeError, ErrorObject, MAX_DEPTH, Message, RequestId, encode_error, encode_notification,
 };
 
 /// Longest accepted line, in bytes. Longer lines are answered with a parse
@@ -246,10 +244,7 @@ fn on_line(
     // The usual line, a modern request, is decoded and prepared in one pass;
     // anything else goes through the general decoder below.
     let message = match server.prepare_message(Bytes::copy_from_slice(line), MAX_DEPTH) {
-        Ok(p) => {
-            let id = p.id.clone();
-            return start(server, id, Work::Modern(Ok(p)), out, in_flight, tasks);
-        }
+        Ok(p) => return start(server, p, out, in_flight, tasks),
         Err(message) => message,
     };
     let line = &message[..];
@@ -260,66 +255,50 @@ fn on_line(
             }
             let _ = out.send(Bytes::from(encode_error(e.id(), &e.to_error_object())));
         }
-        Ok(Message::Request(req)) => {
-            // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
-            if let Some(init) = legacy::legacy_initialize(&req) {
+        // The era is decided here, from the parsed `_meta`, once.
+        // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+        Ok(Message::Request(req)) => match server.accept(req, legacy_session.get()) {
+            Accepted::Request(p) => start(server, p, out, in_flight, tasks),
+            Accepted::Initialize(id, init) => {
                 let reply = match legacy_session.get() {
-                    Some(_) => toolwire_proto::encode_error(
-                        Some(&req.id),
+                    Some(_) => Bytes::from(encode_error(
+                        Some(&id),
                         &ErrorObject::invalid_request("the session is already initialized"),
-                    ),
+                    )),
                     None => {
-                        let version = legacy::negotiate(&init.requested);
-                        let session = Session::new(version, init.capabilities, init.client_info);
-                        let _ = legacy_session.set(Arc::new(session));
-                        toolwire_proto::encode_result(
-                            &req.id,
-                            &legacy::initialize_result(server, version),
-                        )
+                        let (session, reply) = legacy::open(server, &id, init);
+                        let _ = legacy_session.set(session);
+                        reply
                     }
                 };
-                let _ = out.send(Bytes::from(reply));
-                return;
+                let _ = out.send(reply);
             }
-            let session = legacy_session
-                .get()
-                .filter(|_| !legacy::has_modern_meta(&req))
-                .cloned();
-            let id = req.id.clone();
-            let work = match session {
-                Some(session) => Work::Legacy(session, req),
-                None => Work::Modern(server.prepare(req)),
-            };
-            start(server, id, work, out, in_flight, tasks);
-        }
-        Ok(Message::Notification(n)) => {
+            Accepted::Refused(reply, _) | Accepted::NoSession(reply) => {
+                let _ = out.send(reply.into_body());
+            }
+        },
+        Ok(Message::Notification(n)) => match ClientNotification::parse(&n.method) {
             // Spec (2025-11-25): basic/lifecycle.mdx#initialization — list
             // changes flow once the client says it is ready.
-            if n.method == removed::INITIALIZED_NOTIFICATION
-                && let Some(session) = legacy_session.get()
-                && !session.has_notifier()
-            {
-                session.set_notifier(Some(out.clone()));
-                session.spawn_forwarder(server.notification_bus());
-            }
-            if n.method == CancelledNotification::METHOD {
-                #[derive(Deserialize)]
-                #[serde(rename_all = "camelCase")]
-                struct Cancelled {
-                    request_id: RequestId,
+            ClientNotification::Initialized => {
+                if let Some(session) = legacy_session.get()
+                    && !session.has_notifier()
+                {
+                    session.set_notifier(Some(out.clone()));
+                    session.spawn_forwarder(server.notification_bus());
                 }
-                let parsed = n
-                    .params
-                    .as_ref()
-                    .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok());
-                if let Some(c) = parsed
+            }
+            // One in-flight table for both eras.
+            ClientNotification::Cancelled => {
+                if let Some((id, _)) = legacy::cancelled(&n)
                     && let Ok(map) = in_flight.lock()
-                    && let Some(token) = map.get(&c.request_id)
+                    && let Some(token) = map.get(&id)
                 {
                     token.cancel();
                 }
             }
-        }
+            ClientNotification::Other => {}
+        },
         Ok(Message::Response(response)) => match legacy_session.get() {
             // Answers to the MRTR shim's server-to-client requests.
             Some(session) => session.resolve(response),
@@ -329,34 +308,24 @@ fn on_line(
     }
 }
 
-/// A request to serve.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "built and taken apart at once, never stored"
-)]
-enum Work {
-    /// A 2026-07-28 request, prepared (or the reply refusing it).
-    Modern(Result<Prepared, Reply>),
-    /// A request of the legacy session.
-    Legacy(Arc<Session>, Request),
-}
-
-/// Starts serving a request.
+/// Starts serving a prepared request, of either era.
 ///
-/// A modern request's pipeline is polled once right here: when it completes
-/// at once (a handler that does not wait, the usual case) the reply is
-/// queued with no task spawned and no entry in the in-flight table. A
-/// pipeline that has to wait continues in a task of its own, where it can be
-/// cancelled. Handlers that compute for long should not block the reader:
-/// that is `spawn_blocking`'s job, as anywhere in async code.
+/// What needs no handler (lists, discovery, refusals) is answered at once,
+/// with no future at all. A handler's pipeline is polled once right here:
+/// when it completes at once (a handler that does not wait, the usual case)
+/// the reply is queued with no task spawned and no entry in the in-flight
+/// table. A pipeline that has to wait continues in a task of its own, where
+/// it can be cancelled. Handlers that compute for long should not block the
+/// reader: that is `spawn_blocking`'s job, as anywhere in async code.
 fn start(
     server: &Server,
-    id: RequestId,
-    work: Work,
+    p: Prepared,
     out: &mpsc::UnboundedSender<Bytes>,
     in_flight: &InFlight,
     tasks: &mut JoinSet<()>,
 ) {
+    let id = p.id.clone();
+    let shape = p.era.shape();
     let Ok(mut map) = in_flight.lock() else {
         return;
     };
@@ -371,57 +340,50 @@ fn start(
         return;
     }
     let token = CancellationToken::new();
-    let pipeline = match work {
-        Work::Modern(Err(reply)) => {
-            drop(map);
-            let _ = out.send(reply.into_body());
-            return;
-        }
-        Work::Modern(Ok(p)) if p.method == SubscriptionsListenRequest::METHOD => {
-            map.insert(id, token.clone());
-            drop(map);
-            tasks.spawn(listen(
-                server.clone(),
-                p,
-                token,
-                out.clone(),
-                Arc::clone(in_flight),
-            ));
-            return;
-        }
-        Work::Modern(Ok(p)) => {
-            drop(map);
-            // Lists and discovery are answered without a future at all.
-            if let Some(reply) = server.execute_now(&p) {
+    let job = match server.step(p) {
+        Step::Done(outcome) => match outcome.into_reply(&id, shape) {
+            Ok(reply) => {
+                drop(map);
                 let _ = out.send(reply.into_body());
                 return;
             }
-            let server = server.clone();
-            let (child, outbound) = (token.clone(), out.clone());
-            let pipeline: Pipeline =
-                Box::pin(async move { server.execute(p, child, Some(outbound)).await });
-            match poll_once(pipeline, &id) {
-                Ok(reply) => {
-                    let _ = out.send(reply.into_body());
-                    return;
-                }
-                Err(pending) => {
-                    let Ok(mut map) = in_flight.lock() else {
-                        return;
-                    };
-                    map.insert(id.clone(), token.clone());
-                    pending
-                }
+            Err(subscription) => {
+                map.insert(id.clone(), token.clone());
+                drop(map);
+                tasks.spawn(listen(
+                    subscription,
+                    id,
+                    token,
+                    out.clone(),
+                    Arc::clone(in_flight),
+                ));
+                return;
             }
+        },
+        Step::Run(job) => job,
+    };
+    drop(map);
+    let pipeline: Pipeline = {
+        let server = server.clone();
+        let (child, outbound, id) = (token.clone(), out.clone(), id.clone());
+        Box::pin(async move {
+            server
+                .run(job, child, Some(outbound))
+                .await
+                .encode(&id, shape)
+        })
+    };
+    let pipeline = match poll_once(pipeline, &id) {
+        Ok(reply) => {
+            let _ = out.send(reply.into_body());
+            return;
         }
-        Work::Legacy(session, req) => {
+        Err(pending) => {
+            let Ok(mut map) = in_flight.lock() else {
+                return;
+            };
             map.insert(id.clone(), token.clone());
-            drop(map);
-            let server = server.clone();
-            let (child, outbound) = (token.clone(), out.clone());
-            Box::pin(
-                async move { legacy::serve(&server, &session, req, child, Some(outbound)).await },
-            )
+            pending
         }
     };
     let out = out.clone();
@@ -475,22 +437,12 @@ fn release(in_flight: &InFlight, id: &RequestId, token: &CancellationToken) {
 /// Serves one `subscriptions/listen` stream until the client cancels it,
 /// the server shuts down, or the input ends.
 async fn listen(
-    server: Server,
-    p: Prepared,
+    mut sub: Subscription,
+    id: RequestId,
     token: CancellationToken,
     out: mpsc::UnboundedSender<Bytes>,
     in_flight: InFlight,
 ) {
-    let id = p.id.clone();
-    let opened: Result<Subscription, _> = server.listen(&p);
-    let mut sub = match opened {
-        Ok(sub) => sub,
-        Err(reply) => {
-            release(&in_flight, &id, &token);
-            let _ = out.send(reply.into_body());
-            return;
-        }
-    };
     loop {
         tokio::select! {
             biased;

@@ -28,6 +28,15 @@ fn server() -> Server {
         })
         .expect("tool");
     server.add_tool(tool).expect("registered");
+    #[derive(serde::Deserialize, schemars::JsonSchema)]
+    struct Echo {
+        text: String,
+    }
+    let echo = Tool::builder("echo")
+        .input::<Echo>()
+        .handler(|e: Echo, _| async move { e.text })
+        .expect("echo");
+    server.add_tool(echo).expect("registered");
     server
 }
 
@@ -79,6 +88,17 @@ async fn discover_probe_then_initialize_then_the_elicitation_shim() {
     assert_eq!(done["id"], 4);
     assert_eq!(done["result"]["content"][0]["text"], "confirmed");
     assert!(done["result"].get("resultType").is_none(), "{done}");
+
+    // The era is decided by the parsed `_meta`: arguments that merely
+    // mention the modern version key leave the call in the legacy session.
+    let text = "io.modelcontextprotocol/protocolVersion";
+    send(json!({"jsonrpc":"2.0","id":40,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":text}}}))
+    .await;
+    let echoed = recv().await;
+    assert_eq!(echoed["id"], 40);
+    assert_eq!(echoed["result"]["content"][0]["text"], text, "{echoed}");
+    assert!(echoed["result"].get("resultType").is_none(), "{echoed}");
 
     // A modern request on the same process is still served statelessly.
     send(

@@ -135,6 +135,44 @@ pub(super) fn push_event(buf: &mut BytesMut, message: &[u8]) {
 /// An SSE comment line: a keep-alive that carries no event.
 pub(super) const KEEP_ALIVE: &[u8] = b":\n\n";
 
+/// The keep-alive timer of an SSE body, and the step every SSE body ends its
+/// poll with: queued events first (which restart the timer), then the end
+/// of the stream, then a keep-alive comment when the timer fires.
+pub(super) struct KeepAlive(Option<(Duration, Pin<Box<Sleep>>)>);
+
+impl KeepAlive {
+    /// A timer firing `every` idle interval; never with `None`.
+    pub(super) fn new(every: Option<Duration>) -> Self {
+        Self(every.map(|every| (every, Box::pin(tokio::time::sleep(every)))))
+    }
+
+    /// What the body yields once it has queued what was ready; `done` when
+    /// nothing more will be queued.
+    pub(super) fn poll_emit(
+        &mut self,
+        queued: &mut BytesMut,
+        done: bool,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Bytes>> {
+        if !queued.is_empty() {
+            if let Some((every, sleep)) = &mut self.0 {
+                sleep.as_mut().reset(Instant::now() + *every);
+            }
+            return Poll::Ready(Some(queued.split().freeze()));
+        }
+        if done {
+            return Poll::Ready(None);
+        }
+        if let Some((every, sleep)) = &mut self.0
+            && sleep.as_mut().poll(cx).is_ready()
+        {
+            sleep.as_mut().reset(Instant::now() + *every);
+            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
+        }
+        Poll::Pending
+    }
+}
+
 /// A request-scoped SSE stream.
 pub(super) struct SseStream {
     /// The handler, until it finishes. `None` afterwards.
@@ -147,7 +185,7 @@ pub(super) struct SseStream {
     token: CancellationToken,
     /// When the request times out, and the reply to send then.
     deadline: Option<(Pin<Box<Sleep>>, Bytes)>,
-    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    keep_alive: KeepAlive,
     /// Held until the stream ends so that it counts against the limit.
     _permit: Option<OwnedSemaphorePermit>,
 }
@@ -169,7 +207,7 @@ impl SseStream {
             queued,
             token,
             deadline: deadline.map(|(at, reply)| (Box::pin(tokio::time::sleep_until(at)), reply)),
-            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            keep_alive: KeepAlive::new(keep_alive),
             _permit: permit,
         }
     }
@@ -200,22 +238,8 @@ impl SseStream {
                 push_event(&mut self.queued, &reply);
             }
         }
-        if !self.queued.is_empty() {
-            if let Some((every, sleep)) = &mut self.keep_alive {
-                sleep.as_mut().reset(Instant::now() + *every);
-            }
-            return Poll::Ready(Some(self.queued.split().freeze()));
-        }
-        if self.handler.is_none() {
-            return Poll::Ready(None);
-        }
-        if let Some((every, sleep)) = &mut self.keep_alive
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            sleep.as_mut().reset(Instant::now() + *every);
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
-        }
-        Poll::Pending
+        let done = self.handler.is_none();
+        self.keep_alive.poll_emit(&mut self.queued, done, cx)
     }
 }
 

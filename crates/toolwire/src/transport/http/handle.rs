@@ -1,6 +1,7 @@
-//! One HTTP exchange: the transport checks, body reading and parsing, header
-//! validation, then the server pipeline polled inline, answered as JSON or
-//! as an SSE stream.
+//! One HTTP exchange: the head checks (for both eras), body reading and
+//! parsing, the era decided from the parsed request, header validation,
+//! then the server pipeline polled inline, answered as JSON or as an SSE
+//! stream. Legacy sessions' own exchanges are in `legacy.rs`.
 
 use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
 use super::listen::ListenStream;
@@ -8,8 +9,9 @@ use super::negotiate::{accepts_json_and_sse, is_json_content_type};
 use super::origin::Refusal;
 use super::read::{ReadError, read_limited};
 use super::validate::check_metadata_headers;
-use super::{BoxError, HttpResponseFuture, HttpService};
-use crate::server::{Prepared, Reply, Server};
+use super::{BoxError, HttpResponseFuture, HttpService, names};
+use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
+use crate::server::{Accepted, Era, Job, Prepared, Reply, Server, Shape, Step};
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
@@ -19,19 +21,21 @@ use serde::Serialize;
 use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
+use std::sync::Arc;
 use std::task::Poll;
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::types::{RequestMethod, SubscriptionsListenRequest};
-use toolwire_proto::{ErrorCode, ErrorObject, Message, RequestId, encode_error};
+use toolwire_proto::meta::PROTOCOL_VERSION;
+use toolwire_proto::types::ClientNotification;
+use toolwire_proto::{
+    ErrorCode, ErrorObject, Message, Notification, RequestId, Response as RpcResponse, encode_error,
+};
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");
-/// The legacy session header. Spec (2025-11-25): basic/transports.mdx#session-management
-pub(super) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
 /// The HTTP status for a JSON-RPC reply.
 ///
@@ -116,13 +120,35 @@ pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
 /// the happy path's `Result`s small.
 pub(super) type Early = Box<Response<HttpBody>>;
 
+/// What the head says about the era, read once: the `Mcp-Session-Id` a
+/// request names (when legacy sessions are served) and whether the
+/// `MCP-Protocol-Version` header is the modern one.
+#[derive(Debug, Default)]
+pub(super) struct Head {
+    /// The session id, when sessions are served and the version header is
+    /// not the modern one (a modern request ignores `Mcp-Session-Id`).
+    pub(super) session_id: Option<String>,
+    /// The `MCP-Protocol-Version` header, if readable.
+    pub(super) version: Option<String>,
+}
+
+impl Head {
+    /// Whether the version header names a legacy revision.
+    pub(super) fn legacy_version(&self) -> bool {
+        self.version
+            .as_deref()
+            .is_some_and(|v| LEGACY_PROTOCOL_VERSIONS.contains(&v))
+    }
+}
+
 impl HttpService {
     /// Answers one request. Never fails: every problem is a response.
     ///
-    /// The head checks run here, synchronously; what has to wait (the body,
-    /// then the pipeline) is a future of its own per route, so the boxed
-    /// future of a modern request holds only the headers, the body and the
-    /// permit, and the pipeline's large state machine is boxed apart.
+    /// The head checks run here, synchronously and once for both eras;
+    /// what has to wait (the body, then the pipeline) is a future of its
+    /// own, so the boxed future of a request holds only the headers, the
+    /// body and the permit, and the pipeline's large state machine is boxed
+    /// apart.
     pub(super) fn handle<B>(self, req: Request<B>) -> HttpResponseFuture
     where
         B: Body + Send + 'static,
@@ -130,25 +156,23 @@ impl HttpService {
         B::Error: Into<BoxError>,
     {
         let (parts, body) = req.into_parts();
-        // A legacy session's exchange (POST, GET or DELETE): `legacy.rs`.
-        if self.shared.sessions.is_some() && parts.headers.contains_key(MCP_SESSION_ID) {
-            return HttpResponseFuture::boxed(self.handle_session(parts, body));
-        }
-        if let Err(early) = self.check_head(&parts) {
-            return HttpResponseFuture::ready(*early);
-        }
+        let head = match self.check_head(&parts) {
+            Ok(head) => head,
+            Err(early) => return HttpResponseFuture::ready(*early),
+        };
         let permit = match self.admit() {
             Ok(permit) => permit,
             Err(early) => return HttpResponseFuture::ready(*early),
         };
-        HttpResponseFuture::boxed(self.modern(parts.headers, body, permit))
+        HttpResponseFuture::boxed(self.post(parts.headers, head, body, permit))
     }
 
-    /// A modern POST past the head checks: read and decode the body, then
-    /// run the pipeline.
-    pub(super) async fn modern<B>(
+    /// A POST past the head checks: read and decode the body, then run the
+    /// pipeline.
+    pub(super) async fn post<B>(
         self,
         headers: HeaderMap,
+        head: Head,
         body: B,
         permit: Option<OwnedSemaphorePermit>,
     ) -> Response<HttpBody>
@@ -161,72 +185,133 @@ impl HttpService {
             Ok(bytes) => bytes,
             Err(early) => return *early,
         };
-        match self.route(&headers, bytes, permit) {
-            Ok(run) => run.await,
+        match self.route(&headers, &head, bytes, permit) {
+            Ok(Route::Modern(run)) => run.await,
+            // Boxed apart, like the modern pipeline, to keep this future small.
+            Ok(Route::Legacy(legacy)) => {
+                let (session, p, permit) = *legacy;
+                Box::pin(self.run_legacy(session, p, permit)).await
+            }
             Err(early) => *early,
         }
     }
 
-    /// Decodes and prepares a modern request body, checks the headers
-    /// against it, and returns its boxed pipeline. Kept out of `modern`, so
-    /// that nothing of the decoding lives in the request future.
+    /// Decodes and prepares a request body, deciding its era, and checks a
+    /// modern request's headers against it.
     fn route(
         &self,
         headers: &HeaderMap,
+        head: &Head,
         bytes: Bytes,
         permit: Option<OwnedSemaphorePermit>,
-    ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
-        // The usual request, decoded and prepared in one pass. It carries
-        // the modern `_meta`, so the legacy checks below would pass it.
+    ) -> Result<Route<impl Future<Output = Response<HttpBody>> + Send + '_>, Early> {
+        // The usual request, decoded and prepared in one pass: its `_meta`
+        // carries the modern version, so it is modern whatever session it
+        // names.
         let bytes = match self
             .server
             .prepare_message(bytes, self.shared.config.max_json_depth)
         {
-            Ok(prepared) => return self.check_headers(headers, prepared, permit),
+            Ok(prepared) => {
+                return self
+                    .check_headers(headers, prepared, permit)
+                    .map(Route::Modern);
+            }
             Err(bytes) => bytes,
         };
-        let request = self.decode_request(&bytes)?;
-        if self.shared.sessions.is_some()
-            && let Some(early) = self.legacy_without_session(headers, &request)
+        let request = match self.decode(&bytes)? {
+            Message::Request(request) => request,
+            Message::Notification(n) => return Err(Box::new(self.notification(head, &n))),
+            Message::Response(r) => return Err(Box::new(self.response(head, r))),
+        };
+        let session = self.session(head);
+        match self.server.accept(request, session.as_ref()) {
+            Accepted::Request(p) => match &p.era {
+                Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
+                Era::Legacy(session) => {
+                    // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
+                    if head.version.is_some() && !head.legacy_version() {
+                        return Err(Box::new(plain(
+                            StatusCode::BAD_REQUEST,
+                            "Bad Request: Unsupported MCP-Protocol-Version",
+                        )));
+                    }
+                    Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
+                }
+            },
+            Accepted::Initialize(id, init) => Err(Box::new(self.initialize(head, &id, init))),
+            // Spec (2025-11-25): JSON-RPC errors of a session travel with 200.
+            Accepted::Refused(r, Shape::Legacy(_)) => {
+                Err(Box::new(json(StatusCode::OK, r.into_body())))
+            }
+            Accepted::Refused(r, Shape::Modern) => Err(Box::new(reply(r))),
+            Accepted::NoSession(r) => Err(Box::new(if head.session_id.is_some() {
+                plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
+            } else if head.legacy_version() {
+                plain(
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: Mcp-Session-Id is required",
+                )
+            } else {
+                reply(r)
+            })),
+        }
+    }
+
+    /// The legacy session a request names, if it is known.
+    fn session(&self, head: &Head) -> Option<Arc<Session>> {
+        let store = self.shared.sessions.as_ref()?;
+        store.get(head.session_id.as_deref()?)
+    }
+
+    /// A notification: `202`. In a legacy session,
+    /// `notifications/cancelled` cancels the request it names; a session
+    /// id that is not known is `404`.
+    ///
+    /// Spec: basic/transports/streamable-http.mdx#sending-messages — no
+    /// client notification means anything on HTTP (cancellation is the
+    /// connection closing), so none is refused. Spec (2025-11-25):
+    /// basic/utilities/cancellation.mdx
+    fn notification(&self, head: &Head, n: &Notification) -> Response<HttpBody> {
+        if head.session_id.is_none() {
+            return accepted();
+        }
+        let Some(session) = self.session(head) else {
+            return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
+        };
+        if ClientNotification::parse(&n.method) == ClientNotification::Cancelled
+            && let Some((id, false)) = legacy::cancelled(n)
         {
-            return Err(early);
+            session.cancel(&id);
         }
-        match self.server.prepare(request) {
-            Ok(prepared) => self.check_headers(headers, prepared, permit),
-            Err(r) => Err(Box::new(reply(r))),
+        accepted()
+    }
+
+    /// A response: the answer to a legacy session's server-to-client
+    /// request (`202`), refused otherwise.
+    ///
+    /// Spec: basic/transports/streamable-http.mdx#sending-messages — the
+    /// client MUST NOT send responses; this server sends no requests to
+    /// answer outside legacy sessions.
+    fn response(&self, head: &Head, r: RpcResponse) -> Response<HttpBody> {
+        if head.session_id.is_none() {
+            let e = ErrorObject::invalid_request(
+                "invalid request: JSON-RPC responses are not accepted; the body must be a request or a notification",
+            );
+            return error(StatusCode::BAD_REQUEST, r.id.as_ref(), &e);
+        }
+        match self.session(head) {
+            Some(session) => {
+                session.resolve(r);
+                accepted()
+            }
+            None => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
         }
     }
 
-    /// The modern pipeline for a decoded request.
-    pub(super) async fn serve_request(
-        &self,
-        headers: &HeaderMap,
-        request: toolwire_proto::Request,
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> Response<HttpBody> {
-        match self.start(headers, request, permit) {
-            Ok(run) => run.await,
-            Err(early) => *early,
-        }
-    }
-
-    /// Prepares a decoded request and checks its headers against it, then
-    /// boxes the pipeline: its state machine is large, and boxing it on its
-    /// own keeps it out of the request future, which is moved whole.
-    fn start(
-        &self,
-        headers: &HeaderMap,
-        request: toolwire_proto::Request,
-        permit: Option<OwnedSemaphorePermit>,
-    ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
-        match self.server.prepare(request) {
-            Ok(prepared) => self.check_headers(headers, prepared, permit),
-            Err(r) => Err(Box::new(reply(r))),
-        }
-    }
-
-    /// Checks the headers against a prepared request, then boxes the
-    /// pipeline (see [`start`](Self::start)).
+    /// Checks the headers against a prepared modern request, then boxes
+    /// the pipeline: its state machine is large, and boxing it on its own
+    /// keeps it out of the request future, which is moved whole.
     fn check_headers(
         &self,
         headers: &HeaderMap,
@@ -243,9 +328,10 @@ impl HttpService {
         Ok(Box::pin(self.run(prepared, permit)))
     }
 
-    /// The checks that need only the request head: path, allow-lists,
-    /// method and content negotiation.
-    fn check_head(&self, parts: &http::request::Parts) -> Result<(), Early> {
+    /// The checks that need only the request head, for both eras: path,
+    /// allow-lists, method, content negotiation. A legacy session's GET
+    /// (its standalone stream) and DELETE are answered here.
+    fn check_head(&self, parts: &http::request::Parts) -> Result<Head, Early> {
         let shared = &*self.shared;
         if shared
             .config
@@ -258,7 +344,8 @@ impl HttpService {
                 HttpBody::empty(),
             )));
         }
-        // Spec: basic/transports/streamable-http.mdx#security--endpoint
+        // Spec: basic/transports/streamable-http.mdx#security--endpoint;
+        // (2025-11-25) basic/transports.mdx#security-warning
         if let Err(refusal) = shared.policy.check(parts.uri.authority(), &parts.headers) {
             let what = match refusal {
                 Refusal::Host => "Host",
@@ -268,17 +355,15 @@ impl HttpService {
             let e = ErrorObject::invalid_request(format!("Forbidden: {what} is not allowed"));
             return Err(Box::new(error(StatusCode::FORBIDDEN, None, &e)));
         }
-        // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
-        // — GET and DELETE (and anything else) get 405.
+        let head = self.read_head(&parts.headers);
         if parts.method != Method::POST {
-            let e = ErrorObject::invalid_request(format!(
-                "Method Not Allowed: {} is not served; send each JSON-RPC message as a POST",
-                parts.method
-            ));
-            let mut res = error(StatusCode::METHOD_NOT_ALLOWED, None, &e);
-            res.headers_mut()
-                .insert(ALLOW, HeaderValue::from_static("POST"));
-            return Err(Box::new(res));
+            return Err(Box::new(match &head.session_id {
+                Some(sid) if parts.method == Method::GET => self.open_stream(parts, sid),
+                Some(sid) if parts.method == Method::DELETE => self.delete(sid),
+                // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
+                // — GET and DELETE (and anything else) get 405.
+                _ => not_allowed(&parts.method, head.session_id.is_some()),
+            }));
         }
         // Spec: basic/transports/streamable-http.mdx#sending-messages
         if !accepts_json_and_sse(&parts.headers) {
@@ -297,7 +382,29 @@ impl HttpService {
                 &e,
             )));
         }
-        Ok(())
+        Ok(head)
+    }
+
+    /// Reads the era-deciding headers. The modern request path reads no
+    /// more than a map lookup or two when there is no session header.
+    fn read_head(&self, headers: &HeaderMap) -> Head {
+        if self.shared.sessions.is_none() {
+            return Head::default();
+        }
+        let Some(sid) = headers.get(names::SESSION_ID) else {
+            return Head {
+                session_id: None,
+                version: version_header(headers),
+            };
+        };
+        let version = version_header(headers);
+        // A modern request ignores `Mcp-Session-Id`.
+        let session_id = (version.as_deref() != Some(PROTOCOL_VERSION))
+            .then(|| sid.to_str().unwrap_or_default().to_owned());
+        Head {
+            session_id,
+            version,
+        }
     }
 
     /// Takes a place under the concurrent-request limit, or answers 503 at
@@ -362,68 +469,46 @@ impl HttpService {
         Ok(bytes)
     }
 
-    /// Decodes a body, answering notifications (202), responses and
-    /// undecodable bodies.
-    fn decode_request(&self, bytes: &[u8]) -> Result<toolwire_proto::Request, Early> {
+    /// Decodes a body; an undecodable one is answered here.
+    fn decode(&self, bytes: &[u8]) -> Result<Message, Early> {
         let config = &self.shared.config;
         // The depth is bounded by a scan before the parser sees the bytes,
         // so no input can exhaust the parser's recursion.
-        match Message::from_slice_with_max_depth(bytes, config.max_json_depth) {
-            Ok(Message::Request(request)) => Ok(request),
-            // Spec: basic/transports/streamable-http.mdx#sending-messages — an
-            // accepted notification gets 202 and no body. No client
-            // notification means anything on HTTP (cancellation is the
-            // connection closing), so none is refused.
-            Ok(Message::Notification(_)) => Err(Box::new(with_status(
-                StatusCode::ACCEPTED,
-                HttpBody::empty(),
-            ))),
-            // Spec: basic/transports/streamable-http.mdx#sending-messages — the
-            // client MUST NOT send responses; this server sends no requests
-            // to answer.
-            Ok(Message::Response(response)) => {
-                let e = ErrorObject::invalid_request(
-                    "invalid request: JSON-RPC responses are not accepted; the body must be a request or a notification",
-                );
-                Err(Box::new(error(
-                    StatusCode::BAD_REQUEST,
-                    response.id.as_ref(),
-                    &e,
-                )))
-            }
-            Err(e) => {
-                let object = e.to_error_object();
-                Err(Box::new(error(
-                    status_for(Some(object.code)),
-                    e.id(),
-                    &object,
-                )))
-            }
-        }
+        Message::from_slice_with_max_depth(bytes, config.max_json_depth).map_err(|e| {
+            let object = e.to_error_object();
+            Box::new(error(status_for(Some(object.code)), e.id(), &object))
+        })
     }
 
     /// Runs a validated request and shapes the response.
     async fn run(&self, p: Prepared, permit: Option<OwnedSemaphorePermit>) -> Response<HttpBody> {
         let config = &self.shared.config;
-        if p.method == SubscriptionsListenRequest::METHOD {
-            // A long-lived stream, bounded by the server's listener limit
-            // rather than by the request limit or the request timeout.
-            drop(permit);
-            return match self.server.listen(&p) {
-                Ok(subscription) => sse(HttpBody::listen(ListenStream::new(
-                    subscription,
-                    config.sse_keep_alive,
-                ))),
-                Err(r) => reply(r),
-            };
-        }
+        let id = p.id.clone();
+        let p = match self.server.step(p) {
+            Step::Run(job) => job,
+            Step::Done(outcome) => {
+                return match outcome.into_reply(&id, Shape::Modern) {
+                    Ok(r) => reply(r),
+                    // A long-lived stream, bounded by the server's listener
+                    // limit rather than by the request limit or the request
+                    // timeout.
+                    Err(subscription) => {
+                        drop(permit);
+                        sse(HttpBody::listen(ListenStream::new(
+                            subscription,
+                            config.sse_keep_alive,
+                        )))
+                    }
+                };
+            }
+        };
         let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
         // Only a progress token or a log level lets the handler emit
         // anything; otherwise there is nothing to stream and no channel.
-        let may_notify = p.meta.progress_token.is_some() || p.meta.log_level.is_some();
+        let may_notify = p.p.meta.progress_token.is_some() || p.p.meta.log_level.is_some();
         let token = CancellationToken::new();
         if !may_notify {
-            let id = deadline.map(|_| p.id.clone());
+            let id = deadline.map(|_| id);
             let handler = pin!(execute(&self.server, p, token.clone(), None));
             // Declared after the handler, so dropped (cancelling) before it.
             let guard = token.drop_guard();
@@ -450,7 +535,6 @@ impl HttpService {
         }
 
         let (tx, mut notes) = mpsc::unbounded_channel::<Bytes>();
-        let id = p.id.clone();
         let server = self.server.clone();
         let child = token.clone();
         let mut handler: ReplyFuture =
@@ -528,19 +612,66 @@ impl HttpService {
     }
 }
 
-/// Runs the server pipeline, turning a panicking handler into `-32603`
-/// instead of a dropped connection.
+/// Runs a job's handler and encodes its outcome in its era, turning a
+/// panicking handler into `-32603` instead of a dropped connection.
 pub(super) async fn execute(
     server: &Server,
-    p: Prepared,
+    job: Job,
     token: CancellationToken,
     outbound: Option<mpsc::UnboundedSender<Bytes>>,
 ) -> Reply {
-    let id = p.id.clone();
-    AssertUnwindSafe(server.execute(p, token, outbound))
+    let id = job.p.id.clone();
+    let shape = job.p.era.shape();
+    match AssertUnwindSafe(server.run(job, token, outbound))
         .catch_unwind()
         .await
-        .unwrap_or_else(|_| Reply::panicked(&id))
+    {
+        Ok(outcome) => outcome.encode(&id, shape),
+        Err(_) => Reply::panicked(&id),
+    }
+}
+
+/// What a decoded request becomes: a modern pipeline, boxed, or a request of
+/// a legacy session (served by `legacy.rs`).
+pub(super) enum Route<F> {
+    Modern(Pin<Box<F>>),
+    /// Boxed: a prepared request is large, and rare on this path.
+    #[allow(clippy::type_complexity, reason = "taken apart at once")]
+    Legacy(Box<(Arc<Session>, Prepared, Option<OwnedSemaphorePermit>)>),
+}
+
+fn accepted() -> Response<HttpBody> {
+    with_status(StatusCode::ACCEPTED, HttpBody::empty())
+}
+
+pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<HttpBody> {
+    let mut res = with_status(status, HttpBody::full(Bytes::from_static(text.as_bytes())));
+    res.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res
+}
+
+fn version_header(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(names::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// `405`: modern requests are POSTs only; a legacy session also has GET
+/// and DELETE.
+fn not_allowed(method: &Method, session: bool) -> Response<HttpBody> {
+    let e = ErrorObject::invalid_request(format!(
+        "Method Not Allowed: {method} is not served; send each JSON-RPC message as a POST"
+    ));
+    let mut res = error(StatusCode::METHOD_NOT_ALLOWED, None, &e);
+    res.headers_mut().insert(
+        ALLOW,
+        HeaderValue::from_static(if session { "GET, POST, DELETE" } else { "POST" }),
+    );
+    res
 }
 
 pub(super) fn sse(body: HttpBody) -> Response<HttpBody> {

@@ -7,14 +7,13 @@
 //! cancellation; dropping the body drops the [`Subscription`], which frees
 //! its listener slot.
 
-use super::body::{KEEP_ALIVE, push_event};
+use super::body::{KeepAlive, push_event};
 use crate::server::{Subscription, SubscriptionFrame};
 use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::time::{Instant, Sleep};
 
 /// How many frames one poll forwards before yielding to the connection.
 const MAX_FRAMES_PER_WRITE: usize = 64;
@@ -25,7 +24,7 @@ type Frames = Pin<Box<dyn Stream<Item = SubscriptionFrame> + Send>>;
 pub(super) struct ListenStream {
     /// `None` once the stream is over.
     frames: Option<Frames>,
-    keep_alive: Option<(Duration, Pin<Box<Sleep>>)>,
+    keep_alive: KeepAlive,
 }
 
 impl ListenStream {
@@ -36,7 +35,7 @@ impl ListenStream {
         });
         Self {
             frames: Some(Box::pin(frames)),
-            keep_alive: keep_alive.map(|every| (every, Box::pin(tokio::time::sleep(every)))),
+            keep_alive: KeepAlive::new(keep_alive),
         }
     }
 
@@ -68,21 +67,7 @@ impl ListenStream {
                 Poll::Pending => break,
             }
         }
-        if !out.is_empty() {
-            if let Some((every, sleep)) = &mut self.keep_alive {
-                sleep.as_mut().reset(Instant::now() + *every);
-            }
-            return Poll::Ready(Some(out.freeze()));
-        }
-        if self.frames.is_none() {
-            return Poll::Ready(None);
-        }
-        if let Some((every, sleep)) = &mut self.keep_alive
-            && sleep.as_mut().poll(cx).is_ready()
-        {
-            sleep.as_mut().reset(Instant::now() + *every);
-            return Poll::Ready(Some(Bytes::from_static(KEEP_ALIVE)));
-        }
-        Poll::Pending
+        let done = self.frames.is_none();
+        self.keep_alive.poll_emit(&mut out, done, cx)
     }
 }

@@ -5,26 +5,18 @@
 //!
 //! Spec: basic/transports/streamable-http.mdx#server-validation
 
+use super::names;
 use crate::server::{Prepared, Server};
 use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::header::{
-    HeaderParam, HeaderValueError, decode_header_value, header_matches_value, lookup_path,
+    HeaderParam, HeaderValueError, METHOD_HEADER as METHOD, NAME_HEADER as NAME,
+    PROTOCOL_VERSION_HEADER as PROTOCOL_VERSION, decode_header_value, header_matches_value,
+    lookup_path,
 };
-use toolwire_proto::types::{
-    CallToolRequest, GetPromptRequest, ReadResourceRequest, RequestMethod,
-};
-
-const PROTOCOL_VERSION: &str = "MCP-Protocol-Version";
-const METHOD: &str = "Mcp-Method";
-const NAME: &str = "Mcp-Name";
-// The same names, ready for lookups: a `&str` key is parsed and
-// lowercased on every lookup.
-const PROTOCOL_VERSION_KEY: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const METHOD_KEY: HeaderName = HeaderName::from_static("mcp-method");
-const NAME_KEY: HeaderName = HeaderName::from_static("mcp-name");
+use toolwire_proto::types::Method;
 
 /// Checks the headers in the order the conformance suite probes them:
 /// protocol version, method, name, then tool parameters.
@@ -36,20 +28,20 @@ pub(super) fn check_metadata_headers(
     // Spec: basic/transports/streamable-http.mdx#protocol-version-header —
     // this revision does not serve pre-2025-06-18 clients, so a missing
     // header is a validation failure.
-    let version = required_plain(headers, &PROTOCOL_VERSION_KEY, PROTOCOL_VERSION)?;
+    let version = required_plain(headers, &names::PROTOCOL_VERSION, PROTOCOL_VERSION)?;
     compare(PROTOCOL_VERSION, version, p.protocol_version())?;
 
     // Spec: basic/transports/streamable-http.mdx#standard-request-headers
-    let method = required_plain(headers, &METHOD_KEY, METHOD)?;
-    compare(METHOD, method, &p.method)?;
+    let method = required_plain(headers, &names::METHOD, METHOD)?;
+    compare(METHOD, method, p.method.as_str())?;
 
-    let source = match &*p.method {
-        CallToolRequest::METHOD | GetPromptRequest::METHOD => Some(("params.name", &p.params.name)),
-        ReadResourceRequest::METHOD => Some(("params.uri", &p.params.uri)),
+    let source = match p.method {
+        Method::CallTool | Method::GetPrompt => Some(("params.name", &p.params.name)),
+        Method::ReadResource => Some(("params.uri", &p.params.uri)),
         _ => None,
     };
     if let Some((field, body)) = source {
-        let Some(raw) = one(headers, &NAME_KEY, NAME)? else {
+        let Some(raw) = one(headers, &names::NAME, NAME)? else {
             return Err(missing(NAME));
         };
         // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
@@ -76,7 +68,7 @@ pub(super) fn check_metadata_headers(
         }
     }
 
-    if p.method == CallToolRequest::METHOD
+    if p.method == Method::CallTool
         && let Some(tool) = p.params.name.as_deref().and_then(|n| server.tool(n))
     {
         check_param_headers(headers, tool.header_params(), p.params.arguments.as_ref())?;

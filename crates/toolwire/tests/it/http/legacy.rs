@@ -288,3 +288,20 @@ async fn closing_a_call_withdraws_its_elicitation_on_the_session_stream() {
         )
         .await;
 }
+
+/// The era is decided by the parsed `_meta`, not by a substring: a legacy
+/// call whose arguments contain the modern version key's text is still a
+/// legacy call (it used to be served as modern and fail with `-32602`).
+#[tokio::test(flavor = "multi_thread")]
+async fn legacy_call_mentioning_the_modern_meta_key_stays_legacy() {
+    let s = TestServer::start().await;
+    let sid = initialize(&s).await;
+    let text = "io.modelcontextprotocol/protocolVersion";
+    let body = json!({"jsonrpc":"2.0","id":9,"method":"tools/call",
+        "params":{"name":"echo","arguments":{"text":text}}});
+    let resp = legacy(&body, Some(&sid)).send(s.addr).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    let v = resp.json();
+    assert_eq!(v["result"]["content"][0]["text"], text, "{v}");
+    assert!(v["result"].get("resultType").is_none(), "{v}");
+}

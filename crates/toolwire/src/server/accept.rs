@@ -1,0 +1,352 @@
+//! The pipeline's boundary: a request is decoded and its common parameters
+//! read once, its era decided from the parsed `_meta`, and the result is a
+//! [`Prepared`] request (or the reply that refuses it).
+//!
+//! [`Server::prepare_message`] is the one-pass fast path for the usual
+//! modern request; [`Server::accept`] is the general path, which also
+//! recognises a legacy `initialize` and requests of a legacy session.
+
+use super::Server;
+use super::outcome::{Era, Reply, Shape};
+use crate::legacy::{self, InitializeParams, Session};
+use bytes::Bytes;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::sync::Arc;
+use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
+use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
+use toolwire_proto::{ErrorObject, Request, RequestId};
+
+/// The parameter members the pipeline reads, parsed once per request.
+/// Method-specific members that are rarely used are read from the raw params.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Params {
+    /// Read straight into its `Arc`: it is shared with the request context,
+    /// and kept out of line it keeps `Params` small to move.
+    #[serde(rename = "_meta", default, deserialize_with = "shared")]
+    pub(crate) meta: Option<Arc<RequestMeta>>,
+    #[serde(default)]
+    pub(crate) name: Option<String>,
+    #[serde(default)]
+    pub(crate) uri: Option<String>,
+    #[serde(default)]
+    pub(crate) arguments: Option<Value>,
+    #[serde(default)]
+    pub(crate) cursor: Option<String>,
+    /// MRTR: answers to earlier input requests. Kept raw so that a present
+    /// but malformed value (`null`, a string) can be told from an absent one.
+    #[serde(default, deserialize_with = "present")]
+    pub(crate) input_responses: Option<Box<Value>>,
+    /// MRTR: the echoed `requestState`.
+    #[serde(default)]
+    pub(crate) request_state: Option<String>,
+    /// `subscriptions/listen`: the notifications wanted.
+    #[serde(default)]
+    pub(crate) notifications: Option<Box<SubscriptionFilter>>,
+    /// `completion/complete`: what is being completed.
+    #[serde(rename = "ref", default)]
+    pub(crate) reference: Option<Box<Value>>,
+    /// `completion/complete`: the argument and its partial value.
+    #[serde(default)]
+    pub(crate) argument: Option<Box<Value>>,
+    /// `completion/complete`: values of other arguments.
+    #[serde(default)]
+    pub(crate) context: Option<Box<Value>>,
+    /// What these were read from, when they were read from bytes: MRTR
+    /// reads the arguments back from it to bind a sealed state.
+    #[serde(skip)]
+    pub(crate) raw: Option<RawParams>,
+}
+
+/// The bytes [`Params`] were read from.
+#[derive(Debug, Clone)]
+pub(crate) enum RawParams {
+    /// The raw `params` member (`prepare`).
+    Params(Box<RawValue>),
+    /// The whole message (`prepare_message`).
+    Message(Bytes),
+}
+
+impl RawParams {
+    /// The params (of a message, its `params` member) as a `T`.
+    pub(crate) fn parse<T: serde::de::DeserializeOwned>(&self) -> serde_json::Result<T> {
+        #[derive(Deserialize)]
+        struct Envelope<T> {
+            params: T,
+        }
+        match self {
+            Self::Params(raw) => serde_json::from_str(raw.get()),
+            Self::Message(bytes) => serde_json::from_slice::<Envelope<T>>(bytes).map(|e| e.params),
+        }
+    }
+
+    /// `params.arguments` as it was read (a missing or `null` member is
+    /// `{}`): read back when a sealed state must be bound to arguments that
+    /// were moved into the handler.
+    pub(crate) fn arguments(&self) -> Value {
+        #[derive(Deserialize)]
+        struct Arguments {
+            #[serde(default)]
+            arguments: Option<Value>,
+        }
+        #[derive(Deserialize)]
+        struct Envelope {
+            #[serde(default)]
+            params: Option<Arguments>,
+        }
+        let read = match self {
+            Self::Params(raw) => serde_json::from_str::<Arguments>(raw.get()).ok(),
+            Self::Message(bytes) => serde_json::from_slice::<Envelope>(bytes)
+                .ok()
+                .and_then(|e| e.params),
+        };
+        read.and_then(|a| a.arguments)
+            .unwrap_or_else(|| Value::Object(Map::new()))
+    }
+}
+
+/// The fast path's decoding: id, method, params and `_meta`, or `None`.
+fn read_request(
+    message: &[u8],
+    max_depth: usize,
+) -> Option<(RequestId, Method, Params, Arc<RequestMeta>)> {
+    if toolwire_proto::exceeds_depth(message, max_depth.min(toolwire_proto::MAX_DEPTH)) {
+        return None;
+    }
+    // One UTF-8 check of the whole message (vectorised) rather than one per
+    // string, which is what parsing from bytes does.
+    let text = std::str::from_utf8(message).ok()?;
+    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
+    if envelope.jsonrpc.get() != "\"2.0\"" {
+        return None;
+    }
+    let mut params = envelope.params?;
+    let meta = params.meta.take()?;
+    if meta.protocol_version.is_none() || meta.client_capabilities.is_none() {
+        return None;
+    }
+    Some((envelope.id, Method::parse(&envelope.method), params, meta))
+}
+
+/// A request envelope read in one pass with its common parameters: the
+/// fast path of [`Server::prepare_message`]. Any member besides these four
+/// (`result`, `error`, an extension) makes it decline, as does anything
+/// else unusual, and the general decoder takes over.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: &'a RawValue,
+    id: RequestId,
+    #[serde(borrow)]
+    method: Cow<'a, str>,
+    #[serde(default)]
+    params: Option<Params>,
+}
+
+/// `_meta` read in place and moved into its `Arc` once (serde's own `Arc`
+/// reads into a `Box` first, then copies it into the `Arc`).
+fn shared<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arc<RequestMeta>>, D::Error> {
+    Option::<RequestMeta>::deserialize(d).map(|m| m.map(Arc::new))
+}
+
+/// `Some(value)` whenever the member is present, even when it is `null`.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<Value>>, D::Error> {
+    Box::<Value>::deserialize(d).map(Some)
+}
+
+/// A request whose envelope and common parameters have been read, whose
+/// era is decided, and whose `_meta` has the members the era requires.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub(crate) id: RequestId,
+    pub(crate) method: Method,
+    pub(crate) params: Params,
+    pub(crate) meta: Arc<RequestMeta>,
+    /// Who made the request, when the transport authenticated them. Sealed
+    /// `requestState` is bound to it.
+    pub(crate) principal: Option<Arc<str>>,
+    /// Decided by the transport; never recomputed downstream.
+    pub(crate) era: Era,
+}
+
+impl Prepared {
+    /// Records the authenticated principal (for example an OAuth subject).
+    #[allow(dead_code, reason = "for transports that authenticate")]
+    pub(crate) fn set_principal(&mut self, principal: impl Into<Arc<str>>) {
+        self.principal = Some(principal.into());
+    }
+
+    /// `_meta`'s protocol version (present: checked when prepared).
+    pub(crate) fn protocol_version(&self) -> &str {
+        self.meta.protocol_version.as_deref().unwrap_or_default()
+    }
+}
+
+/// What the general path made of a request.
+#[derive(Debug)]
+pub(crate) enum Accepted {
+    /// A request to serve, in its era.
+    Request(Prepared),
+    /// A legacy `initialize` (the legacy shape, no modern `_meta`): the
+    /// transport opens a session with [`legacy::open`].
+    Initialize(RequestId, InitializeParams),
+    /// Refused before the pipeline, answered in `Shape`.
+    Refused(Reply, Shape),
+    /// Neither a modern request nor one of a legacy session: the `-32602`
+    /// for the missing `_meta` members. (An HTTP transport may answer
+    /// otherwise, for a request that names a legacy session it does not
+    /// know.)
+    NoSession(Reply),
+}
+
+/// Whether raw `params` carry the modern `_meta` version key, read by a
+/// parse (not a scan): for params that do not parse as [`Params`].
+fn declares_modern(raw: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "_meta", default)]
+        meta: Option<Map<String, Value>>,
+    }
+    serde_json::from_str::<Probe>(raw)
+        .ok()
+        .and_then(|p| p.meta)
+        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_KEY))
+}
+
+impl Server {
+    /// The general path: reads a request's parameters, decides its era from
+    /// the parsed `_meta` (`session` is the legacy session the transport
+    /// associates with it, if any), and checks the `_meta` members the era
+    /// requires.
+    ///
+    /// Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions;
+    /// basic/index.mdx#meta — a modern request's `protocolVersion` and
+    /// `clientCapabilities` are required; a missing one is `-32602`.
+    pub(crate) fn accept(&self, req: Request, session: Option<&Arc<Session>>) -> Accepted {
+        let Request {
+            id,
+            method,
+            params: raw,
+        } = req;
+        let method = Method::parse(&method);
+        let mut params: Params = match raw {
+            None => Params::default(),
+            Some(raw) => match serde_json::from_str::<Params>(raw.get()) {
+                Ok(mut p) => {
+                    p.raw = Some(RawParams::Params(raw));
+                    p
+                }
+                Err(e) => {
+                    let shape = match session {
+                        Some(s) if !declares_modern(raw.get()) => Shape::Legacy(s.version()),
+                        _ => Shape::Modern,
+                    };
+                    let e = ErrorObject::invalid_params(format!("invalid params: {e}"));
+                    return Accepted::Refused(Reply::error(Some(&id), &e), shape);
+                }
+            },
+        };
+        let modern = params
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.protocol_version.is_some());
+        if !modern {
+            if method == Method::Initialize
+                && let Some(init) = legacy::parse_initialize(&params)
+            {
+                return Accepted::Initialize(id, init);
+            }
+            if let Some(session) = session {
+                let meta = legacy::request_meta(self, session, params.meta.take());
+                return Accepted::Request(Prepared {
+                    id,
+                    method,
+                    params,
+                    meta,
+                    principal: None,
+                    era: Era::Legacy(Arc::clone(session)),
+                });
+            }
+        }
+        let Some(meta) = params.meta.take() else {
+            return Accepted::NoSession(Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params(
+                    "params._meta is required and must carry protocolVersion and clientCapabilities",
+                ),
+            ));
+        };
+        for (present, key) in [
+            (meta.protocol_version.is_some(), PROTOCOL_VERSION_KEY),
+            (meta.client_capabilities.is_some(), CLIENT_CAPABILITIES_KEY),
+        ] {
+            if !present {
+                let reply = Reply::error(
+                    Some(&id),
+                    &ErrorObject::invalid_params(format!("params._meta is missing {key:?}")),
+                );
+                return if modern {
+                    Accepted::Refused(reply, Shape::Modern)
+                } else {
+                    Accepted::NoSession(reply)
+                };
+            }
+        }
+        Accepted::Request(Prepared {
+            id,
+            method,
+            params,
+            meta,
+            principal: None,
+            era: Era::Modern,
+        })
+    }
+
+    /// [`accept`](Self::accept) with no session, for tests: a legacy
+    /// `initialize` is refused like any request without `_meta`.
+    #[cfg(test)]
+    pub(crate) fn prepare(&self, req: Request) -> Result<Prepared, Reply> {
+        match self.accept(req, None) {
+            Accepted::Request(p) => Ok(p),
+            Accepted::Refused(reply, _) | Accepted::NoSession(reply) => Err(reply),
+            Accepted::Initialize(id, _) => Err(Reply::error(
+                Some(&id),
+                &ErrorObject::invalid_params("params._meta is required"),
+            )),
+        }
+    }
+
+    /// Decodes a whole message that is a well-formed 2026-07-28 request
+    /// (an object with `jsonrpc`, `id`, `method` and `params` carrying the
+    /// required `_meta` members) and prepares it, in one pass over the
+    /// bytes; anything else is handed back.
+    ///
+    /// Whenever it returns a request, `Message::from_slice_with_max_depth`
+    /// followed by [`accept`](Self::accept) would have produced the same
+    /// one: otherwise the caller takes that general path, which gives every
+    /// error and every legacy message its usual answer. The nesting bound is
+    /// checked before the parser sees the bytes, as there.
+    pub(crate) fn prepare_message(
+        &self,
+        message: Bytes,
+        max_depth: usize,
+    ) -> Result<Prepared, Bytes> {
+        let Some((id, method, mut params, meta)) = read_request(&message, max_depth) else {
+            return Err(message);
+        };
+        // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.
+        params.raw = Some(RawParams::Message(message));
+        Ok(Prepared {
+            id,
+            method,
+            params,
+            meta,
+            principal: None,
+            era: Era::Modern,
+        })
+    }
+}

@@ -1,0 +1,306 @@
+//! What the pipeline hands back to a transport: the request's era, decided
+//! once at the transport's boundary ([`Era`]); the typed [`Outcome`] of a
+//! request; the typed JSON-RPC error ([`RpcError`]) that knows its legacy
+//! form; and the encoded response ([`Reply`]) a transport writes.
+
+use crate::legacy::Session;
+use crate::server::Subscription;
+use bytes::Bytes;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use toolwire_proto::meta::SERVER_INFO_KEY;
+use toolwire_proto::types::InputRequiredResult;
+use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_error, encode_result};
+
+/// The protocol era a request is served in, decided once by the transport
+/// that read it.
+///
+/// Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
+/// — a request whose parsed `params._meta` carries
+/// `io.modelcontextprotocol/protocolVersion` is served statelessly; a request
+/// without it, in a legacy session, is served in that session.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Era {
+    /// 2026-07-28: stateless, judged on its own `_meta`.
+    #[default]
+    Modern,
+    /// An initialize-based revision, in this session.
+    Legacy(Arc<Session>),
+}
+
+impl Era {
+    /// How results are shaped for this era.
+    pub(crate) fn shape(&self) -> Shape {
+        match self {
+            Self::Modern => Shape::Modern,
+            Self::Legacy(session) => Shape::Legacy(session.version()),
+        }
+    }
+
+    /// The legacy session, if any.
+    pub(crate) fn session(&self) -> Option<&Arc<Session>> {
+        match self {
+            Self::Modern => None,
+            Self::Legacy(session) => Some(session),
+        }
+    }
+}
+
+/// The result shape of an era: the 2026-07-28 schema, or a legacy one at
+/// the negotiated version. Cheap to copy into the code that encodes results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// 2026-07-28.
+    Modern,
+    /// The negotiated initialize-based revision.
+    Legacy(&'static str),
+}
+
+/// A JSON-RPC error from the pipeline. Most errors read the same in every
+/// era; the variants below are the ones whose legacy form differs.
+#[derive(Debug, Clone)]
+pub(crate) enum RpcError {
+    /// The same in every era.
+    Plain(ErrorObject),
+    /// `resources/read` of a URI nothing answers: `-32602` with `data.uri`
+    /// (spec: server/resources.mdx#error-handling); `-32002` in the legacy
+    /// era.
+    ResourceNotFound(ErrorObject),
+    /// `-32021`, which the legacy revisions do not have: `-32600` there.
+    MissingCapability(ErrorObject),
+}
+
+impl RpcError {
+    /// The error in the 2026-07-28 form.
+    #[cfg(test)]
+    pub(crate) fn modern(&self) -> &ErrorObject {
+        match self {
+            Self::Plain(e) | Self::ResourceNotFound(e) | Self::MissingCapability(e) => e,
+        }
+    }
+
+    /// The error as `shape` writes it.
+    pub(crate) fn into_shape(self, shape: Shape) -> ErrorObject {
+        match (self, shape) {
+            (
+                Self::Plain(e) | Self::ResourceNotFound(e) | Self::MissingCapability(e),
+                Shape::Modern,
+            )
+            | (Self::Plain(e), Shape::Legacy(_)) => e,
+            (Self::ResourceNotFound(mut e), Shape::Legacy(_)) => {
+                e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
+                e
+            }
+            (Self::MissingCapability(mut e), Shape::Legacy(_)) => {
+                e.code = ErrorCode::INVALID_REQUEST;
+                e.message = format!(
+                    "{}; the capabilities the client declared in initialize do not include it",
+                    e.message
+                );
+                e
+            }
+        }
+    }
+}
+
+impl From<ErrorObject> for RpcError {
+    fn from(e: ErrorObject) -> Self {
+        if e.code == ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY {
+            Self::MissingCapability(e)
+        } else {
+            Self::Plain(e)
+        }
+    }
+}
+
+/// What the server made of one request.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// A complete result: the encoded JSON-RPC response, already in the
+    /// request's era (cached list pages are copied in, never re-encoded).
+    Complete(Bytes),
+    /// `input_required`: the input requests the client can answer and the
+    /// sealed state. A modern transport sends it as the result; the legacy
+    /// shim turns it into server-to-client requests.
+    InputRequired(Box<InputRequiredResult>),
+    /// A JSON-RPC error.
+    Error(Box<RpcError>),
+    /// A `subscriptions/listen` stream for the transport to carry.
+    Stream(Box<Subscription>),
+}
+
+impl Outcome {
+    /// An error outcome.
+    pub(crate) fn error(e: impl Into<RpcError>) -> Self {
+        Self::Error(Box::new(e.into()))
+    }
+
+    /// The response to write for request `id` in `shape`; a stream is handed
+    /// back, since it is not one response.
+    pub(crate) fn into_reply(self, id: &RequestId, shape: Shape) -> Result<Reply, Subscription> {
+        Ok(match self {
+            Self::Complete(body) => Reply { body, error: None },
+            Self::InputRequired(result) => Reply::result(id, &*result),
+            Self::Error(e) => Reply::error(Some(id), &e.into_shape(shape)),
+            Self::Stream(s) => return Err(*s),
+        })
+    }
+
+    /// [`into_reply`](Self::into_reply) for an outcome that is never a
+    /// stream (a handler's): a stream would be an internal error.
+    pub(crate) fn encode(self, id: &RequestId, shape: Shape) -> Reply {
+        self.into_reply(id, shape).unwrap_or_else(|_| {
+            Reply::error(
+                Some(id),
+                &ErrorObject::internal("a stream cannot be answered here"),
+            )
+        })
+    }
+}
+
+/// The encoded response to one request, and its error code if it is an
+/// error: what a transport writes.
+#[derive(Debug, Clone)]
+pub(crate) struct Reply {
+    body: Bytes,
+    error: Option<ErrorCode>,
+}
+
+impl Reply {
+    pub(crate) fn result(id: &RequestId, result: &(impl serde::Serialize + ?Sized)) -> Self {
+        Self {
+            body: Bytes::from(encode_result(id, result)),
+            error: None,
+        }
+    }
+
+    /// [`result`](Self::result) for a `result` object that has no `_meta`
+    /// member: `meta_member` (from [`meta_member`]) is added as its last
+    /// member, as if it had been serialised with it.
+    pub(crate) fn result_with_meta(
+        id: &RequestId,
+        result: &(impl serde::Serialize + ?Sized),
+        meta_member: &[u8],
+    ) -> Self {
+        let mut out = Vec::with_capacity(RESULT_CAPACITY + meta_member.len());
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        let encoded = serde_json::to_writer(&mut out, id).and_then(|()| {
+            out.extend_from_slice(br#","result":"#);
+            serde_json::to_writer(&mut out, result)
+        });
+        // The result is an object: reopen it to add `_meta` as its last
+        // member (after `{` there is no member yet, so no comma).
+        if encoded.is_err() || out.pop() != Some(b'}') {
+            return Self::result(id, result);
+        }
+        if out.last() != Some(&b'{') {
+            out.push(b',');
+        }
+        out.extend_from_slice(meta_member);
+        out.extend_from_slice(b"}}");
+        Self {
+            body: Bytes::from(out),
+            error: None,
+        }
+    }
+
+    /// [`result`](Self::result) for a result already encoded, in a buffer
+    /// of the exact size.
+    pub(crate) fn raw_result(id: &RequestId, result: &RawValue) -> Self {
+        const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+        const MID: &[u8] = br#","result":"#;
+        let raw = result.get().as_bytes();
+        let mut out = Vec::with_capacity(HEAD.len() + 24 + MID.len() + raw.len() + 1);
+        out.extend_from_slice(HEAD);
+        if serde_json::to_writer(&mut out, id).is_err() {
+            return Self::result(id, result);
+        }
+        out.extend_from_slice(MID);
+        out.extend_from_slice(raw);
+        out.push(b'}');
+        Self {
+            body: Bytes::from(out),
+            error: None,
+        }
+    }
+
+    /// `-32603` for a request whose handler panicked (logged here), which
+    /// every transport answers instead of dropping the request.
+    pub(crate) fn panicked(id: &RequestId) -> Self {
+        tracing::error!(id = %id, "a request handler panicked");
+        Self::error(
+            Some(id),
+            &ErrorObject::internal("the request handler panicked"),
+        )
+    }
+
+    pub(crate) fn error(id: Option<&RequestId>, error: &ErrorObject) -> Self {
+        Self {
+            body: Bytes::from(encode_error(id, error)),
+            error: Some(error.code),
+        }
+    }
+
+    /// The encoded JSON-RPC response.
+    pub(crate) fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// Consumes the reply, returning the encoded response.
+    pub(crate) fn into_body(self) -> Bytes {
+        self.body
+    }
+
+    /// The error code, when the response is an error.
+    pub(crate) fn error_code(&self) -> Option<ErrorCode> {
+        self.error
+    }
+}
+
+/// Room for the usual result (a tools/call text result with `_meta` is
+/// ~150 bytes) without growing the buffer.
+const RESULT_CAPACITY: usize = 256;
+
+/// `"_meta":{"io.modelcontextprotocol/serverInfo":<server_info>}`, the member
+/// [`Reply::result_with_meta`] splices into a result.
+pub(crate) fn meta_member(server_info: &Value) -> Box<[u8]> {
+    let mut meta = Map::new();
+    meta.insert(SERVER_INFO_KEY.to_owned(), server_info.clone());
+    let mut out = br#""_meta":"#.to_vec();
+    serde_json::to_writer(&mut out, &meta).unwrap_or_else(|_| unreachable!("a JSON value encodes"));
+    out.into_boxed_slice()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_take_their_legacy_form_only_in_the_legacy_era() {
+        let legacy = Shape::Legacy("2025-11-25");
+        let missing = RpcError::from(ErrorObject::new(
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+            "missing",
+        ));
+        assert!(matches!(missing, RpcError::MissingCapability(_)));
+        assert_eq!(
+            missing.clone().into_shape(Shape::Modern).code,
+            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
+        );
+        assert_eq!(missing.into_shape(legacy).code, ErrorCode::INVALID_REQUEST);
+
+        let not_found = RpcError::ResourceNotFound(
+            ErrorObject::invalid_params("Resource not found")
+                .with_data(serde_json::json!({"uri": "x:/y"})),
+        );
+        let modern = not_found.clone().into_shape(Shape::Modern);
+        assert_eq!(modern.code, ErrorCode::INVALID_PARAMS);
+        let old = not_found.into_shape(legacy);
+        assert_eq!(old.code, ErrorCode::LEGACY_RESOURCE_NOT_FOUND);
+        assert_eq!(old.data, modern.data);
+
+        let plain = RpcError::from(ErrorObject::invalid_params("bad"));
+        assert_eq!(plain.into_shape(legacy).code, ErrorCode::INVALID_PARAMS);
+    }
+}

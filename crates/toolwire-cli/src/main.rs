@@ -2,6 +2,7 @@
 
 mod client_cmd;
 mod demo;
+mod report;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -150,7 +151,19 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            // Not `Result` from main: its Debug output repeats causes and
+            // adds a backtrace whenever RUST_BACKTRACE is set.
+            eprint!("{}", report::render(&err));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     // stdout is the protocol channel: logs go to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)

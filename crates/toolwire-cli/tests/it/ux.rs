@@ -1,0 +1,138 @@
+//! What a person at the command line sees: error reports, `--help` texts,
+//! log messages and option checks, over the real `toolwire` binary.
+
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
+
+/// The outcome of one `toolwire` run.
+struct Run {
+    ok: bool,
+    out: String,
+    err: String,
+}
+
+/// Runs `toolwire ARGS…` with stdin closed and `envs` set, with
+/// `RUST_BACKTRACE=1` as many developers have it.
+async fn run_env(args: &[&str], envs: &[(&str, &str)]) -> Run {
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        Command::new(BIN)
+            .args(args)
+            .env("RUST_BACKTRACE", "1")
+            .env_remove("NO_COLOR")
+            .env_remove("TOOLWIRE_LOG")
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("finishes in time")
+    .expect("runs");
+    Run {
+        ok: out.status.success(),
+        out: String::from_utf8_lossy(&out.stdout).into_owned(),
+        err: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+async fn run(args: &[&str]) -> Run {
+    run_env(args, &[]).await
+}
+
+fn serve_cmd() -> String {
+    format!("'{BIN}' serve")
+}
+
+/// `toolwire serve --http 127.0.0.1:0`, and its endpoint URL.
+async fn http_server() -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn toolwire serve --http");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let url = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.expect("stderr line") {
+            if let Some(i) = line.find("http://") {
+                return line[i..].trim().to_owned();
+            }
+        }
+        panic!("the server exited before printing its URL")
+    })
+    .await
+    .expect("the server starts in time");
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, url)
+}
+
+fn assert_no_backtrace(err: &str) {
+    assert!(!err.contains("backtrace"), "{err}");
+    assert!(!err.contains("Caused by"), "{err}");
+    assert!(!err.contains("Error: "), "{err}");
+}
+
+#[tokio::test]
+async fn a_declined_tool_reports_one_line_without_a_backtrace() {
+    let serve = serve_cmd();
+    let r = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "confirm_action",
+        "action=deploy",
+        "--input",
+        "confirm=decline",
+    ])
+    .await;
+    assert!(!r.ok);
+    assert!(r.out.is_empty(), "{}", r.out);
+    assert_no_backtrace(&r.err);
+    assert_eq!(
+        r.err,
+        "not confirmed: deploy\ntoolwire: error: tool \"confirm_action\" reported an error\n"
+    );
+}
+
+#[tokio::test]
+async fn a_cause_is_printed_once() {
+    let r = run(&["list", "--stdio", "/nonexistent/toolwire-server"]).await;
+    assert!(!r.ok);
+    assert_no_backtrace(&r.err);
+    let lines: Vec<&str> = r.err.lines().collect();
+    assert!(
+        lines[0].starts_with("toolwire: error: cannot start"),
+        "{}",
+        r.err
+    );
+    // The OS error text appears once, not once per layer.
+    assert_eq!(r.err.matches("os error").count(), 1, "{}", r.err);
+}
+
+#[tokio::test]
+async fn a_wrong_path_names_the_url_and_status_with_a_hint() {
+    let (_server, url) = http_server().await;
+    let wrong = url.replace("/mcp", "/wrong");
+    assert_ne!(wrong, url);
+    let r = run(&["list", &wrong]).await;
+    assert!(!r.ok);
+    assert_no_backtrace(&r.err);
+    assert!(
+        r.err
+            .contains(&format!("{wrong} answered HTTP 404 Not Found\n")),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err
+            .contains("hint: is the path right? toolwire serves at /mcp"),
+        "{}",
+        r.err
+    );
+}

@@ -9,6 +9,7 @@
 
 mod arguments;
 mod interact;
+mod log;
 mod render;
 mod words;
 
@@ -74,6 +75,8 @@ pub(crate) struct CallArgs {
     /// for, or decline, or cancel (repeatable).
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
+    #[command(flatten)]
+    log: log::LogArgs,
     #[command(flatten)]
     connection: Connection,
 }
@@ -163,7 +166,8 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
             interact::elicit(Arc::clone(&answers_h), bar_h.clone(), key, request)
         });
     let client = connect(url, &a.connection, builder)?;
-    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar).await;
+    let options = a.log.apply(RequestOptions::new(), &bar);
+    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar, options).await;
     bar.clear();
     let _ = client.close().await;
     let result = outcome?;
@@ -186,6 +190,7 @@ async fn run_call(
     args_json: Option<&str>,
     pairs: &[String],
     bar: &interact::ProgressBar,
+    mut options: RequestOptions,
 ) -> anyhow::Result<toolwire::proto::types::CallToolResult> {
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
@@ -193,7 +198,6 @@ async fn run_call(
         tracing::warn!("tool {tool:?} is not listed; arguments are not typed by its schema");
     }
     let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
-    let mut options = RequestOptions::new();
     if std::io::stderr().is_terminal() {
         let bar = bar.clone();
         options = options.with_progress(move |p| bar.update(p));

@@ -1,6 +1,7 @@
 //! What a person at the command line sees: error reports, `--help` texts,
 //! log messages and option checks, over the real `toolwire` binary.
 
+use serde_json::json;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -135,4 +136,55 @@ async fn a_wrong_path_names_the_url_and_status_with_a_hint() {
         "{}",
         r.err
     );
+}
+
+/// The data of the `[debug countdown] …` lines in `stderr`.
+fn countdown_logs(stderr: &str) -> Vec<serde_json::Value> {
+    stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("[debug countdown] "))
+        .map(|data| serde_json::from_str(data).expect("JSON log data"))
+        .collect()
+}
+
+#[tokio::test]
+async fn log_prints_the_servers_log_messages_on_stderr() {
+    let serve = serve_cmd();
+    let (_server, url) = http_server().await;
+    let call = ["countdown", "steps=3", "interval_ms=1"];
+    for target in [vec!["--stdio", serve.as_str()], vec![url.as_str()]] {
+        let args: Vec<&str> = ["call"]
+            .into_iter()
+            .chain(target.iter().copied())
+            .chain(call)
+            .collect();
+        let with_log: Vec<&str> = args.iter().copied().chain(["--log", "debug"]).collect();
+        let r = run(&with_log).await;
+        assert!(r.ok, "{}", r.err);
+        assert_eq!(r.out, "done after 3 steps\n");
+        assert_eq!(
+            countdown_logs(&r.err),
+            [
+                json!({"step": 1, "of": 3}),
+                json!({"step": 2, "of": 3}),
+                json!({"step": 3, "of": 3}),
+            ],
+            "{target:?}: {}",
+            r.err
+        );
+
+        // The server filters by the level sent: debug is below info.
+        let at_info: Vec<&str> = args.iter().copied().chain(["--log", "info"]).collect();
+        let r = run(&at_info).await;
+        assert!(r.ok, "{}", r.err);
+        assert!(countdown_logs(&r.err).is_empty(), "{}", r.err);
+
+        // Without --log nothing is asked for, so nothing is printed.
+        let r = run(&args).await;
+        assert!(r.ok, "{}", r.err);
+        assert!(r.err.is_empty(), "{}", r.err);
+    }
+    let r = run(&["call", "--stdio", &serve, "echo", "text=x", "--log", "loud"]).await;
+    assert!(!r.ok);
+    assert!(r.err.contains("loud"), "{}", r.err);
 }

@@ -5,7 +5,7 @@ mod demo;
 mod report;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 use toolwire::{HttpConfig, STATE_KEYS_ENV, Server, ServerConfig, StateKeys};
@@ -23,8 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (echo, add, countdown, regional_echo) over stdio,
-    /// or over Streamable HTTP with `--http`.
+    /// Serve the demo tools (listed below) over stdio, or over Streamable
+    /// HTTP with `--http`.
     Serve {
         /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
         /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
@@ -151,6 +151,13 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
     Ok(())
 }
 
+/// The command line, with the demo tool list added to `serve --help`.
+fn parse_args() -> Cli {
+    let command =
+        Cli::command().mut_subcommand("serve", |serve| serve.after_help(demo::tools_help()));
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> std::process::ExitCode {
     match run() {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -172,7 +179,7 @@ fn run() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let cli = Cli::parse();
+    let cli = parse_args();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -188,3 +188,35 @@ async fn log_prints_the_servers_log_messages_on_stderr() {
     assert!(!r.ok);
     assert!(r.err.contains("loud"), "{}", r.err);
 }
+
+#[tokio::test]
+async fn serve_help_lists_every_tool_the_demo_serves() {
+    let serve = serve_cmd();
+    let listed = run(&["list", "--stdio", &serve, "--json"]).await;
+    assert!(listed.ok, "{}", listed.err);
+    let tools: serde_json::Value = serde_json::from_str(&listed.out).expect("JSON");
+    let names: Vec<&str> = tools
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names.len(), 7, "{names:?}");
+    for flag in ["--help", "-h"] {
+        let help = run(&["serve", flag]).await;
+        assert!(help.ok, "{}", help.err);
+        let section = help
+            .out
+            .split_once("Demo tools:\n")
+            .map(|(_, s)| s)
+            .unwrap_or_else(|| panic!("no tool list in {}", help.out));
+        let mut in_help: Vec<&str> = section
+            .lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        in_help.sort_unstable();
+        let mut served = names.clone();
+        served.sort_unstable();
+        assert_eq!(in_help, served, "{}", help.out);
+    }
+}

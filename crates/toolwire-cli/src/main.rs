@@ -6,6 +6,7 @@ mod report;
 
 use anyhow::Context as _;
 use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::time::Duration;
 use toolwire::{HttpConfig, STATE_KEYS_ENV, Server, ServerConfig, StateKeys};
@@ -198,7 +199,17 @@ fn run() -> anyhow::Result<()> {
                 demo::register(&server).context("registering the demo tools")?;
                 match http {
                     Some(addr) => serve_http(server, &addr, &path).await,
-                    None => serve_stdio(server).await,
+                    None => {
+                        // A person at a terminal would otherwise see nothing
+                        // and think it hung; a client piping stdin needs no
+                        // such line (and stdout stays the protocol's alone).
+                        if std::io::stdin().is_terminal() {
+                            eprintln!(
+                                "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
+                            );
+                        }
+                        serve_stdio(server).await
+                    }
                 }
             }
             Command::Discover(args) => client_cmd::discover(args).await,

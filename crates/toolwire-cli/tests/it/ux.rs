@@ -220,3 +220,53 @@ async fn serve_help_lists_every_tool_the_demo_serves() {
         assert_eq!(in_help, served, "{}", help.out);
     }
 }
+
+/// The first line `toolwire serve` writes to stderr within `wait`, if any,
+/// with stdin from `stdin`.
+async fn serve_first_stderr_line(stdin: Stdio, wait: Duration) -> Option<String> {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn toolwire serve");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let line = tokio::time::timeout(wait, lines.next_line())
+        .await
+        .ok()
+        .and_then(|l| l.expect("read stderr"));
+    let _ = child.start_kill();
+    line
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_on_a_terminal_says_it_waits_for_json_rpc() {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(name.to_str().expect("UTF-8 pty name"))
+        .expect("open the pty");
+    let line = serve_first_stderr_line(Stdio::from(terminal), Duration::from_secs(20))
+        .await
+        .expect("a line on stderr");
+    assert!(line.contains("MCP on stdio"), "{line}");
+    assert!(line.contains("JSON-RPC"), "{line}");
+    drop(master);
+}
+
+#[tokio::test]
+async fn serve_from_a_pipe_says_nothing() {
+    // stdin at end of input: the server stops at once, having printed nothing.
+    let line = serve_first_stderr_line(Stdio::null(), Duration::from_secs(20)).await;
+    assert_eq!(line, None);
+    let line = serve_first_stderr_line(Stdio::piped(), Duration::from_secs(2)).await;
+    assert_eq!(line, None);
+}

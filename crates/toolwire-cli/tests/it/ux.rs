@@ -270,3 +270,54 @@ async fn serve_from_a_pipe_says_nothing() {
     let line = serve_first_stderr_line(Stdio::piped(), Duration::from_secs(2)).await;
     assert_eq!(line, None);
 }
+
+/// The `toolwire …` command lines in the README's `sh` blocks, comments cut.
+fn readme_command_lines() -> Vec<String> {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+        .expect("README.md");
+    let mut lines = Vec::new();
+    let mut in_sh = false;
+    for line in readme.lines() {
+        if line.starts_with("```") {
+            in_sh = line == "```sh";
+            continue;
+        }
+        if in_sh {
+            let code = line.split(" # ").next().unwrap_or_default().trim();
+            lines.push(code.to_owned());
+        }
+    }
+    lines
+}
+
+#[tokio::test]
+async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
+    let lines = readme_command_lines();
+    let install = lines
+        .iter()
+        .position(|l| l == "cargo install --path crates/toolwire-cli")
+        .expect("the README shows cargo install --path crates/toolwire-cli");
+    let uses: Vec<(usize, &String)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("toolwire ") || l.starts_with("| toolwire "))
+        .collect();
+    assert!(uses.len() >= 5, "{lines:?}");
+    assert!(
+        uses.iter().all(|(i, _)| *i > install),
+        "toolwire is used before it is installed"
+    );
+    for (_, line) in uses {
+        let mut words = line.trim_start_matches("| ").split_whitespace().skip(1);
+        let sub = words.next().expect("a subcommand");
+        let help = run(&[sub, "--help"]).await;
+        assert!(help.ok, "{line}: {}", help.err);
+        for flag in words.filter(|w| w.starts_with("--")) {
+            let flag = flag.split('=').next().unwrap_or(flag);
+            assert!(
+                help.out.contains(&format!("{flag} ")),
+                "{line}: `toolwire {sub} --help` has no {flag}"
+            );
+        }
+    }
+}

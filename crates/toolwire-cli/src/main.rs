@@ -11,11 +11,23 @@ use std::path::PathBuf;
 use std::time::Duration;
 use toolwire::{HttpConfig, STATE_KEYS_ENV, Server, ServerConfig, StateKeys};
 
+/// The environment variables `toolwire` reads, for `--help`.
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  TOOLWIRE_LOG         What toolwire itself logs on stderr, a tracing filter
+                       (default warn; e.g. debug, or toolwire=trace). Not the
+                       server's log messages: ask for those with `call --log`.
+  TOOLWIRE_STATE_KEYS  serve: the requestState keyring, comma-separated base64
+                       32-byte keys (see `serve --state-keys-file`).
+  NO_COLOR             Set to anything non-empty: no colour on stderr (there
+                       is none anyway unless stderr is a terminal).";
+
 #[derive(Parser)]
 #[command(
     name = "toolwire",
     version,
-    about = "Serve and call Model Context Protocol tools"
+    about = "Serve and call Model Context Protocol tools",
+    after_help = ENVIRONMENT_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -152,6 +164,12 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
     Ok(())
 }
 
+/// Whether stderr gets ANSI colour: only a terminal does, and not when
+/// `NO_COLOR` is set to anything non-empty (<https://no-color.org>).
+fn colour_on_stderr() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 /// The command line, with the demo tool list added to `serve --help`.
 fn parse_args() -> Cli {
     let command =
@@ -175,6 +193,7 @@ fn run() -> anyhow::Result<()> {
     // stdout is the protocol channel: logs go to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour_on_stderr())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

@@ -29,8 +29,7 @@ const LEVELS: [&str; 8] = [
 #[derive(Args, Debug, Default)]
 pub(crate) struct LogArgs {
     /// Ask the server for its log messages at LEVEL and above and print them
-    /// on stderr (debug, info, notice, warning, error, critical, alert,
-    /// emergency).
+    /// on stderr.
     #[arg(long = "log", value_name = "LEVEL", value_parser = LEVELS)]
     level: Option<String>,
 }

@@ -241,9 +241,9 @@ async fn serve_first_stderr_line(stdin: Stdio, wait: Duration) -> Option<String>
     line
 }
 
+/// A pseudo-terminal: the controlling side, and the terminal a child gets.
 #[cfg(unix)]
-#[tokio::test]
-async fn serve_on_a_terminal_says_it_waits_for_json_rpc() {
+fn pty() -> (std::fs::File, std::fs::File) {
     use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("openpt");
     grantpt(&master).expect("grantpt");
@@ -254,6 +254,13 @@ async fn serve_on_a_terminal_says_it_waits_for_json_rpc() {
         .write(true)
         .open(name.to_str().expect("UTF-8 pty name"))
         .expect("open the pty");
+    (std::fs::File::from(master), terminal)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_on_a_terminal_says_it_waits_for_json_rpc() {
+    let (master, terminal) = pty();
     let line = serve_first_stderr_line(Stdio::from(terminal), Duration::from_secs(20))
         .await
         .expect("a line on stderr");
@@ -290,6 +297,25 @@ fn readme_command_lines() -> Vec<String> {
     lines
 }
 
+/// `line` with every quoted part ('…' or "…") replaced by `Q`, so the
+/// words left are the command's own.
+fn without_quotes(line: &str) -> String {
+    let mut out = String::new();
+    let mut quote = None;
+    for c in line.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => {
+                quote = Some(c);
+                out.push('Q');
+            }
+            None => out.push(c),
+        }
+    }
+    out
+}
+
 #[tokio::test]
 async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
     let lines = readme_command_lines();
@@ -308,7 +334,8 @@ async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
         "toolwire is used before it is installed"
     );
     for (_, line) in uses {
-        let mut words = line.trim_start_matches("| ").split_whitespace().skip(1);
+        let unquoted = without_quotes(line.trim_start_matches("| "));
+        let mut words = unquoted.split_whitespace().skip(1);
         let sub = words.next().expect("a subcommand");
         let help = run(&[sub, "--help"]).await;
         assert!(help.ok, "{line}: {}", help.err);
@@ -319,5 +346,177 @@ async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
                 "{line}: `toolwire {sub} --help` has no {flag}"
             );
         }
+    }
+}
+
+/// Runs `toolwire ARGS…` with stderr on a pseudo-terminal and returns what
+/// it wrote there.
+#[cfg(unix)]
+async fn stderr_on_a_terminal(args: &[&str], envs: &[(&str, &str)]) -> String {
+    use std::io::Read as _;
+    let (mut master, terminal) = pty();
+    let status = tokio::time::timeout(
+        Duration::from_secs(60),
+        Command::new(BIN)
+            .args(args)
+            .env_remove("NO_COLOR")
+            .env_remove("TOOLWIRE_LOG")
+            .envs(envs.iter().copied())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::from(terminal))
+            .status(),
+    )
+    .await
+    .expect("finishes in time")
+    .expect("runs");
+    assert!(!status.success());
+    // The child has exited and the last terminal handle is closed: reading
+    // drains what it wrote, then fails (EIO) instead of blocking.
+    tokio::task::spawn_blocking(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = master.read(&mut buf) {
+            seen.extend_from_slice(&buf[..n]);
+        }
+        String::from_utf8_lossy(&seen).into_owned()
+    })
+    .await
+    .expect("read the terminal")
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn warnings_are_coloured_only_on_a_terminal_without_no_color() {
+    let serve = serve_cmd();
+    // Arguments for a tool that is not listed: a warning, then an error.
+    let args = ["call", "--stdio", serve.as_str(), "nosuch", "k=v"];
+    let piped = run(&args).await;
+    assert!(!piped.ok);
+    assert!(piped.err.contains("is not listed"), "{}", piped.err);
+    assert!(!piped.err.contains('\x1b'), "{:?}", piped.err);
+
+    let coloured = stderr_on_a_terminal(&args, &[]).await;
+    assert!(coloured.contains("is not listed"), "{coloured:?}");
+    assert!(coloured.contains("\x1b["), "{coloured:?}");
+
+    for no_color in ["1", "true"] {
+        let plain = stderr_on_a_terminal(&args, &[("NO_COLOR", no_color)]).await;
+        assert!(plain.contains("is not listed"), "{plain:?}");
+        assert!(!plain.contains('\x1b'), "{plain:?}");
+    }
+}
+
+#[tokio::test]
+async fn timeout_takes_fractional_seconds_and_refuses_zero() {
+    let serve = serve_cmd();
+    for zero in ["0", "0.0", "-2", "soon"] {
+        let flag = format!("--timeout={zero}");
+        let r = run(&["list", "--stdio", &serve, &flag]).await;
+        assert!(!r.ok, "--timeout {zero}");
+        assert!(r.err.contains("--timeout"), "{}", r.err);
+    }
+    // A step that takes 5 s, a timeout of half a second.
+    let started = std::time::Instant::now();
+    let r = run(&[
+        "call",
+        "--stdio",
+        &serve,
+        "--timeout",
+        "0.5",
+        "countdown",
+        "steps=1",
+        "interval_ms=5000",
+    ])
+    .await;
+    let took = started.elapsed();
+    assert!(!r.ok, "{}", r.out);
+    assert!(r.err.contains("no answer within 500ms"), "{}", r.err);
+    assert!(took < Duration::from_secs(4), "{took:?}");
+}
+
+#[tokio::test]
+async fn header_refuses_reserved_names_and_stdio() {
+    let (_server, url) = http_server().await;
+    for reserved in [
+        "Mcp-Method: x",
+        "mcp-name: y",
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Session-Id: 1",
+    ] {
+        let r = run(&["list", &url, "--header", reserved]).await;
+        assert!(!r.ok, "{reserved}");
+        assert!(r.err.contains("reserved"), "{reserved}: {}", r.err);
+    }
+    let r = run(&["list", &url, "--header", "X-Request-Tag: 7"]).await;
+    assert!(r.ok, "{}", r.err);
+    assert!(r.out.contains("echo"), "{}", r.out);
+
+    let serve = serve_cmd();
+    let r = run(&["list", "--stdio", &serve, "--header", "X-Request-Tag: 7"]).await;
+    assert!(!r.ok);
+    assert!(
+        r.err.contains("--header") && r.err.contains("--stdio"),
+        "{}",
+        r.err
+    );
+}
+
+#[tokio::test]
+async fn env_and_cwd_set_up_the_stdio_server() {
+    const KEY: &str = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=";
+    let dir = std::env::temp_dir().join(format!("toolwire-cwd-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    std::fs::write(dir.join("keys"), format!("{KEY}\n")).expect("keys file");
+    let dir_arg = dir.to_str().expect("UTF-8 temp dir");
+    let with_keys = format!("'{BIN}' serve --state-keys-file keys");
+
+    // The relative path only resolves in DIR.
+    let r = run(&[
+        "call",
+        "--cwd",
+        dir_arg,
+        "--stdio",
+        &with_keys,
+        "echo",
+        "text=in dir",
+    ])
+    .await;
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(r.out, "in dir\n");
+    let r = run(&["call", "--stdio", &with_keys, "echo", "text=here"]).await;
+    assert!(!r.ok, "{}", r.out);
+
+    // The server reads TOOLWIRE_STATE_KEYS: a bad value stops it.
+    let serve = serve_cmd();
+    let bad = "TOOLWIRE_STATE_KEYS=not base64";
+    let r = run(&["call", "--env", bad, "--stdio", &serve, "echo", "text=x"]).await;
+    assert!(!r.ok, "{}", r.out);
+    assert!(r.err.contains("not valid base64"), "{}", r.err);
+    let leading = format!("TOOLWIRE_STATE_KEYS=garbage {serve}");
+    let r = run(&["call", "--stdio", &leading, "echo", "text=x"]).await;
+    assert!(!r.ok, "{}", r.out);
+    assert!(r.err.contains("not valid base64"), "{}", r.err);
+    let good = format!("TOOLWIRE_STATE_KEYS={KEY}");
+    let r = run(&["call", "--env", &good, "--stdio", &serve, "echo", "text=ok"]).await;
+    assert!(r.ok, "{}", r.err);
+    assert_eq!(r.out, "ok\n");
+
+    // Both only make sense for --stdio.
+    let r = run(&["list", "http://127.0.0.1:9/mcp", "--env", "A=b"]).await;
+    assert!(!r.ok && r.err.contains("--stdio"), "{}", r.err);
+    let r = run(&["list", "http://127.0.0.1:9/mcp", "--cwd", dir_arg]).await;
+    assert!(!r.ok && r.err.contains("--stdio"), "{}", r.err);
+    let r = run(&["list", "--stdio", &serve, "--env", "no-equals"]).await;
+    assert!(!r.ok && r.err.contains("KEY=VALUE"), "{}", r.err);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn help_documents_the_environment() {
+    let r = run(&["--help"]).await;
+    assert!(r.ok, "{}", r.err);
+    for name in ["TOOLWIRE_LOG", "TOOLWIRE_STATE_KEYS", "NO_COLOR"] {
+        assert!(r.out.contains(name), "{name} in {}", r.out);
     }
 }

@@ -148,6 +148,16 @@ fn countdown_logs(stderr: &str) -> Vec<serde_json::Value> {
 }
 
 #[tokio::test]
+async fn an_unreachable_server_is_named() {
+    // Nothing listens on the discard port of the loopback address.
+    let url = "http://127.0.0.1:9/mcp";
+    let r = run(&["list", url]).await;
+    assert!(!r.ok);
+    assert_no_backtrace(&r.err);
+    assert!(r.err.contains(&format!("{url}: ")), "{}", r.err);
+}
+
+#[tokio::test]
 async fn log_prints_the_servers_log_messages_on_stderr() {
     let serve = serve_cmd();
     let (_server, url) = http_server().await;

@@ -128,11 +128,9 @@ impl Transport for HttpTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<'_, Result<Box<dyn Exchange>, ClientError>> {
         Box::pin(async move {
             let req = self.build(&request)?;
-            let response = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::Transport(connect_error(&e)))?;
+            let response = self.client.request(req).await.map_err(|e| {
+                ClientError::Transport(format!("{}: {}", self.uri, connect_error(&e)))
+            })?;
             let status = response.status();
             let content_type = response
                 .headers()

@@ -8,7 +8,9 @@
 //! exit non-zero.
 
 mod arguments;
+mod checks;
 mod interact;
+mod log;
 mod render;
 mod words;
 
@@ -27,12 +29,21 @@ pub(crate) struct Connection {
     /// example --stdio "toolwire serve".
     #[arg(long, value_name = "COMMAND")]
     stdio: Option<String>,
-    /// An HTTP header for every request, "Name: value" (repeatable; HTTP only).
-    #[arg(long = "header", value_name = "NAME: VALUE")]
-    headers: Vec<String>,
-    /// Give up on a request after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
-    timeout: u64,
+    /// An HTTP header for every request, "Name: value" (repeatable; HTTP
+    /// only; not the Mcp-* headers, which toolwire sets).
+    #[arg(long = "header", value_name = "NAME: VALUE", value_parser = checks::header, conflicts_with = "stdio")]
+    headers: Vec<(String, String)>,
+    /// Set an environment variable for the --stdio server (repeatable).
+    /// Leading NAME=value words of the --stdio command do the same.
+    #[arg(long = "env", value_name = "KEY=VALUE", value_parser = checks::env, requires = "stdio")]
+    envs: Vec<(String, String)>,
+    /// Start the --stdio server in DIR.
+    #[arg(long, value_name = "DIR", requires = "stdio")]
+    cwd: Option<std::path::PathBuf>,
+    /// Give up on a request after this many seconds (fractions allowed, for
+    /// example 0.5; more than 0).
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = checks::timeout)]
+    timeout: Duration,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -75,21 +86,20 @@ pub(crate) struct CallArgs {
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
     #[command(flatten)]
+    log: log::LogArgs,
+    #[command(flatten)]
     connection: Connection,
 }
 
 /// Builds the client for `url` or `--stdio`.
 fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
-    let mut builder = builder.with_request_timeout(Some(Duration::from_secs(c.timeout.max(1))));
+    let mut builder = builder.with_request_timeout(Some(c.timeout));
     match (url, &c.stdio) {
         (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
         (None, None) => bail!("no server: give its http:// URL or --stdio \"command args\""),
         (Some(url), None) => {
-            for h in &c.headers {
-                let Some((name, value)) = h.split_once(':') else {
-                    bail!("--header {h:?} is not \"Name: value\"");
-                };
-                builder = builder.with_http_header(name.trim(), value.trim());
+            for (name, value) in &c.headers {
+                builder = builder.with_http_header(name, value);
             }
             builder
                 .connect_http(url)
@@ -97,11 +107,22 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
         }
         (None, Some(line)) => {
             let words = words::split(line).context("--stdio")?;
-            let Some((program, args)) = words.split_first() else {
+            // `NAME=value cmd …` sets NAME for cmd, as a shell would.
+            let assignments = words
+                .iter()
+                .map_while(|w| checks::assignment(w))
+                .collect::<Vec<_>>();
+            let Some((program, args)) = words[assignments.len()..].split_first() else {
                 bail!("--stdio needs a command");
             };
             let mut command = tokio::process::Command::new(program);
-            command.args(args);
+            command
+                .args(args)
+                .envs(assignments)
+                .envs(c.envs.iter().cloned());
+            if let Some(dir) = &c.cwd {
+                command.current_dir(dir);
+            }
             builder
                 .spawn(command)
                 .with_context(|| format!("cannot start {program:?}"))
@@ -163,7 +184,8 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
             interact::elicit(Arc::clone(&answers_h), bar_h.clone(), key, request)
         });
     let client = connect(url, &a.connection, builder)?;
-    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar).await;
+    let options = a.log.apply(RequestOptions::new(), &bar);
+    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar, options).await;
     bar.clear();
     let _ = client.close().await;
     let result = outcome?;
@@ -186,6 +208,7 @@ async fn run_call(
     args_json: Option<&str>,
     pairs: &[String],
     bar: &interact::ProgressBar,
+    mut options: RequestOptions,
 ) -> anyhow::Result<toolwire::proto::types::CallToolResult> {
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
@@ -193,7 +216,6 @@ async fn run_call(
         tracing::warn!("tool {tool:?} is not listed; arguments are not typed by its schema");
     }
     let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
-    let mut options = RequestOptions::new();
     if std::io::stderr().is_terminal() {
         let bar = bar.clone();
         options = options.with_progress(move |p| bar.update(p));

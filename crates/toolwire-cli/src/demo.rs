@@ -13,6 +13,37 @@ use toolwire::{
     ToolResult,
 };
 
+/// The demo tools with a one-line summary each, for `serve --help`. A test
+/// checks this against what [`register`] registers.
+pub(crate) const TOOLS: [(&str, &str); 7] = [
+    ("echo", "echoes `text` back"),
+    ("add", "adds `a` and `b`; structured output {sum}"),
+    (
+        "countdown",
+        "counts `steps` steps, reporting progress and logging each at debug",
+    ),
+    (
+        "regional_echo",
+        "echoes `text` with its `region`; mirrors `region` and `priority` into headers",
+    ),
+    (
+        "confirm_action",
+        "asks the user to confirm `action` (form elicitation)",
+    ),
+    ("define_tool", "registers a tool `name` answering `text`"),
+    ("undefine_tool", "removes a tool define_tool registered"),
+];
+
+/// The "Demo tools:" section of `serve --help`, from [`TOOLS`].
+pub(crate) fn tools_help() -> String {
+    let width = TOOLS.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+    let mut text = String::from("Demo tools:\n");
+    for (name, summary) in TOOLS {
+        text.push_str(&format!("  {name:<width$}  {summary}\n"));
+    }
+    text
+}
+
 /// The most tools `define_tool` keeps at once.
 const MAX_DEFINED: usize = 32;
 
@@ -235,4 +266,21 @@ async fn countdown(i: CountdownInput, cx: RequestContext) -> Result<String, Tool
         );
     }
     Ok(format!("done after {} steps", i.steps))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{TOOLS, register};
+    use toolwire::{Server, ServerConfig};
+
+    #[test]
+    fn the_help_list_matches_the_registered_tools() {
+        let server = Server::new(ServerConfig::new("demo", "0"));
+        register(&server).expect("register");
+        let mut registered = server.tool_names();
+        registered.sort();
+        let mut listed: Vec<String> = TOOLS.iter().map(|(n, _)| (*n).to_owned()).collect();
+        listed.sort();
+        assert_eq!(listed, registered);
+    }
 }

@@ -2,18 +2,32 @@
 
 mod client_cmd;
 mod demo;
+mod report;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::time::Duration;
 use toolwire::{HttpConfig, STATE_KEYS_ENV, Server, ServerConfig, StateKeys};
+
+/// The environment variables `toolwire` reads, for `--help`.
+const ENVIRONMENT_HELP: &str = "\
+Environment:
+  TOOLWIRE_LOG         What toolwire itself logs on stderr, a tracing filter
+                       (default warn; e.g. debug, or toolwire=trace). Not the
+                       server's log messages: ask for those with `call --log`.
+  TOOLWIRE_STATE_KEYS  serve: the requestState keyring, comma-separated base64
+                       32-byte keys (see `serve --state-keys-file`).
+  NO_COLOR             Set to anything non-empty: no colour on stderr (there
+                       is none anyway unless stderr is a terminal).";
 
 #[derive(Parser)]
 #[command(
     name = "toolwire",
     version,
-    about = "Serve and call Model Context Protocol tools"
+    about = "Serve and call Model Context Protocol tools",
+    after_help = ENVIRONMENT_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -22,8 +36,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (echo, add, countdown, regional_echo) over stdio,
-    /// or over Streamable HTTP with `--http`.
+    /// Serve the demo tools (listed below) over stdio, or over Streamable
+    /// HTTP with `--http`.
     Serve {
         /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
         /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
@@ -126,16 +140,42 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
     Ok(())
 }
 
-fn main() -> anyhow::Result<()> {
+/// Whether stderr gets ANSI colour: only a terminal does, and not when
+/// `NO_COLOR` is set to anything non-empty (<https://no-color.org>).
+fn colour_on_stderr() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The command line, with the demo tool list added to `serve --help`.
+fn parse_args() -> Cli {
+    let command =
+        Cli::command().mut_subcommand("serve", |serve| serve.after_help(demo::tools_help()));
+    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            // Not `Result` from main: its Debug output repeats causes and
+            // adds a backtrace whenever RUST_BACKTRACE is set.
+            eprint!("{}", report::render(&err));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     // stdout is the protocol channel: logs go to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(colour_on_stderr())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .init();
-    let cli = Cli::parse();
+    let cli = parse_args();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -154,7 +194,17 @@ fn main() -> anyhow::Result<()> {
                 demo::register(&server).context("registering the demo tools")?;
                 match http {
                     Some(addr) => serve_http(server, &addr, &path).await,
-                    None => serve_stdio(server).await,
+                    None => {
+                        // A person at a terminal would otherwise see nothing
+                        // and think it hung; a client piping stdin needs no
+                        // such line (and stdout stays the protocol's alone).
+                        if std::io::stdin().is_terminal() {
+                            eprintln!(
+                                "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
+                            );
+                        }
+                        serve_stdio(server).await
+                    }
                 }
             }
             Command::Discover(args) => client_cmd::discover(args).await,

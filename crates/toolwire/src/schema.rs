@@ -12,9 +12,11 @@ use simple::{At, Dialect, Failure, FirstFailure, Flow, Simple, Sink};
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
 
-/// Largest schema accepted, in bytes of compact JSON.
+/// Largest schema accepted, in bytes of compact JSON (named in
+/// [`SchemaError::TooLarge`]'s docs: keep them in step).
 pub(crate) const MAX_SCHEMA_BYTES: usize = 256 * 1024;
-/// Deepest schema accepted, in nested arrays and objects.
+/// Deepest schema accepted, in nested arrays and objects (named in
+/// [`SchemaError::TooDeep`]'s docs: keep them in step).
 pub(crate) const MAX_SCHEMA_DEPTH: usize = 64;
 /// At most this many validation errors are reported back to the model.
 const MAX_REPORTED_ERRORS: usize = 8;
@@ -28,10 +30,11 @@ pub enum SchemaError {
     /// `$schema` names a dialect other than 2020-12 or draft-07.
     #[error("unsupported JSON Schema dialect {0:?}: use 2020-12 (the default) or draft-07")]
     UnsupportedDialect(String),
-    /// The schema is larger than [`MAX_SCHEMA_BYTES`].
+    /// The schema is larger than 256 KiB of compact JSON (the field is its
+    /// size in bytes).
     #[error("schema is {0} bytes, more than the limit of {MAX_SCHEMA_BYTES}")]
     TooLarge(usize),
-    /// The schema nests deeper than [`MAX_SCHEMA_DEPTH`].
+    /// The schema nests deeper than 64 levels of arrays and objects.
     #[error("schema nests deeper than {MAX_SCHEMA_DEPTH} levels")]
     TooDeep,
     /// The schema does not compile (invalid keyword values, unresolvable `$ref`, ...).

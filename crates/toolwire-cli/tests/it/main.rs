@@ -5,3 +5,4 @@ mod listen;
 mod mrtr;
 mod stdio;
 mod support;
+mod ux;

@@ -22,8 +22,10 @@ pub enum ClientError {
     #[error("transport error: {0}")]
     Transport(String),
     /// An HTTP error status whose body is not a JSON-RPC error.
-    #[error("HTTP {status}: {body}")]
+    #[error("{url} answered HTTP {status}{}{}", status_reason(*.status), body_preview(.body))]
     Http {
+        /// The URL that answered.
+        url: String,
         /// The status code.
         status: u16,
         /// The start of the body, for diagnostics.
@@ -95,6 +97,26 @@ pub enum ClientError {
     /// The server process could not be started.
     #[error("cannot start the server process: {0}")]
     Spawn(#[source] std::io::Error),
+}
+
+/// " Not Found" for 404: the reason phrase, when the status has one.
+fn status_reason(status: u16) -> String {
+    http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .map(|r| format!(" {r}"))
+        .unwrap_or_default()
+}
+
+/// ": <body>" when the body says anything; nothing for an empty body, so the
+/// message never ends in a dangling colon.
+fn body_preview(body: &str) -> String {
+    let body = body.trim();
+    if body.is_empty() {
+        String::new()
+    } else {
+        format!(": {body}")
+    }
 }
 
 impl ClientError {

@@ -128,11 +128,9 @@ impl Transport for HttpTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<'_, Result<Box<dyn Exchange>, ClientError>> {
         Box::pin(async move {
             let req = self.build(&request)?;
-            let response = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| ClientError::Transport(connect_error(&e)))?;
+            let response = self.client.request(req).await.map_err(|e| {
+                ClientError::Transport(format!("{}: {}", self.uri, connect_error(&e)))
+            })?;
             let status = response.status();
             let content_type = response
                 .headers()
@@ -157,7 +155,7 @@ impl Transport for HttpTransport {
                 }) as Box<dyn Exchange>);
             }
             let bytes = read_body(body).await?;
-            let message = single_message(status, &content_type, &bytes)?;
+            let message = single_message(&self.uri, status, &content_type, &bytes)?;
             Ok(Box::new(OneShot(Some(message))) as Box<dyn Exchange>)
         })
     }
@@ -193,6 +191,7 @@ async fn read_body(mut body: Body) -> Result<Bytes, ClientError> {
 /// Reads a non-streaming reply: a JSON-RPC message (result, or error with
 /// any status), or an HTTP error.
 fn single_message(
+    uri: &Uri,
     status: StatusCode,
     content_type: &str,
     bytes: &[u8],
@@ -214,6 +213,7 @@ fn single_message(
             body.push('…');
         }
         return Err(ClientError::Http {
+            url: uri.to_string(),
             status: status.as_u16(),
             body,
         });

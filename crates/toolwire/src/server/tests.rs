@@ -268,7 +268,10 @@ fn bad_tools_are_refused_at_registration() {
     server.add_tool(open_tool("same")).expect("first");
     assert!(matches!(
         server.add_tool(open_tool("same")),
-        Err(RegistrationError::Duplicate(_))
+        Err(RegistrationError::Duplicate {
+            kind: crate::EntryKind::Tool,
+            ..
+        })
     ));
 }
 

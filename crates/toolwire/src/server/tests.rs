@@ -1,5 +1,7 @@
 //! Pipeline behaviour tested through `Server::handle`, without a transport.
 
+mod handlers;
+
 use crate::{RegistrationError, Server, ServerConfig, Tool, ToolError};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;

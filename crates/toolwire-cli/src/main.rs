@@ -126,7 +126,7 @@ async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()
     let config = HttpConfig::new()
         .with_path(path)
         .with_shutdown_grace(Duration::from_secs(5));
-    let url_path = config.path.clone().unwrap_or_default();
+    let url_path = config.path().unwrap_or_default().to_owned();
     if !local.ip().is_loopback() {
         eprintln!(
             "toolwire: warning: listening on {local}, but only localhost Host and Origin values are accepted"

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toolwire::proto::types::{ContentBlock, PromptMessage, Role};
 use toolwire::{
-    Completer, ElicitAnswer, InputRequired, Prompt, PromptArguments, PromptError, PromptResult,
+    Completer, ElicitAnswer, HandlerError, InputRequired, Prompt, PromptArguments, PromptResult,
     RegistrationError, RequestContext, Server,
 };
 
@@ -85,7 +85,7 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
                 match cx.input::<ElicitAnswer<Context>>("user_context")? {
                     Some(answer) => {
                         let context = answer.accepted().map_or_else(String::new, |c| c.context);
-                        Ok::<_, PromptError>(PromptResult::Complete(
+                        Ok::<_, HandlerError>(PromptResult::Complete(
                             toolwire::proto::types::GetPromptResult::new(vec![
                                 PromptMessage::text(
                                     Role::User,

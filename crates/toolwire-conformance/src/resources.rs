@@ -3,7 +3,7 @@
 use crate::PNG_BASE64;
 use toolwire::proto::types::{BlobResourceContents, ResourceContents};
 use toolwire::{
-    Completer, RegistrationError, Resource, ResourceError, ResourceTemplate, Server, UriVariables,
+    Completer, HandlerError, RegistrationError, Resource, ResourceTemplate, Server, UriVariables,
 };
 
 /// The text `test://template/{id}/data` reads as for `id`, a JSON object
@@ -47,7 +47,7 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
             .handler(|vars: UriVariables, _| async move {
                 match vars.get("id") {
                     Some(id) => Ok(template_data(id)),
-                    None => Err(ResourceError::NotFound),
+                    None => Err(HandlerError::NotFound),
                 }
             })?,
     )?;

@@ -5,7 +5,7 @@
 //! Spec: server/utilities/completion.mdx
 
 use crate::context::RequestContext;
-use crate::tool::BoxFuture;
+use crate::handler::BoxFuture;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;

@@ -2,8 +2,8 @@
 //! the client said about itself on this request, and (on a retried MRTR
 //! request) the client's answers and the handler's unsealed state.
 
+use crate::handler::HandlerError;
 use crate::mrtr::{self, RoundInput};
-use crate::tool::ToolError;
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -22,7 +22,7 @@ use toolwire_proto::{ErrorObject, RequestId, encode_notification};
 /// response stream of this request. Each item is one encoded JSON-RPC message.
 pub(crate) type Outbound = UnboundedSender<Bytes>;
 
-/// Per-request context handed to tool handlers.
+/// Per-request context handed to handlers (tools, prompts, resource reads).
 ///
 /// Cloning is cheap; clones share the same request.
 #[derive(Clone, Debug)]
@@ -124,12 +124,12 @@ impl RequestContext {
     /// number where an elicitation result belongs.
     ///
     /// Spec: basic/patterns/mrtr.mdx#error-handling
-    pub fn input<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ToolError> {
+    pub fn input<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, HandlerError> {
         let Some(value) = self.input_responses().and_then(|r| r.get(key)) else {
             return Ok(None);
         };
         T::deserialize(value).map(Some).map_err(|e| {
-            ToolError::Protocol(ErrorObject::invalid_params(format!(
+            HandlerError::Protocol(ErrorObject::invalid_params(format!(
                 "inputResponses.{key} is not a valid answer: {e}"
             )))
         })
@@ -143,13 +143,13 @@ impl RequestContext {
     ///
     /// `-32602` when the state does not deserialise as `S` (for example
     /// after a deployment changed its type).
-    pub fn state<S: DeserializeOwned>(&self) -> Result<Option<S>, ToolError> {
+    pub fn state<S: DeserializeOwned>(&self) -> Result<Option<S>, HandlerError> {
         let state = self.inner.round.get().map_or(&Value::Null, |r| &r.state);
         if state.is_null() {
             return Ok(None);
         }
         S::deserialize(state).map(Some).map_err(|e| {
-            ToolError::Protocol(ErrorObject::invalid_params(format!(
+            HandlerError::Protocol(ErrorObject::invalid_params(format!(
                 "requestState does not hold the state this request expects: {e}"
             )))
         })
@@ -362,7 +362,7 @@ mod tests {
         assert!(cx.input::<ElicitAnswer>("missing").expect("ok").is_none());
         let err = cx.input::<ElicitAnswer>("bad").expect_err("malformed");
         assert!(
-            matches!(&err, ToolError::Protocol(e) if e.code.0 == -32602),
+            matches!(&err, HandlerError::Protocol(e) if e.code.0 == -32602),
             "{err}"
         );
         #[derive(serde::Deserialize, PartialEq, Debug)]

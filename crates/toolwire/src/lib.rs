@@ -43,6 +43,7 @@ mod bus;
 mod client;
 mod completion;
 mod context;
+mod handler;
 mod legacy;
 mod mrtr;
 mod prompt;
@@ -63,25 +64,23 @@ pub use client::{
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;
+pub use handler::{
+    EntryKind, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput, PromptProblem,
+    RegistrationError, ResourceProblem, ToolError,
+};
 pub use legacy::LEGACY_PROTOCOL_VERSIONS;
 pub use mrtr::{
     ElicitAnswer, InputRequired, STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys,
 };
-pub use prompt::{
-    IntoPromptResult, Prompt, PromptArguments, PromptBuilder, PromptError, PromptProblem,
-    PromptResult,
-};
+pub use prompt::{Prompt, PromptArguments, PromptBuilder, PromptResult};
 pub use resource::{
-    IntoResourceResult, Resource, ResourceBuilder, ResourceError, ResourceProblem, ResourceResult,
-    ResourceTemplate, ResourceTemplateBuilder, UriVariables,
+    Resource, ResourceBuilder, ResourceResult, ResourceTemplate, ResourceTemplateBuilder,
+    UriVariables,
 };
 pub use schema::SchemaError;
 pub use server::{Server, ServerConfig};
 pub use signal::shutdown_signal;
-pub use tool::{
-    IntoToolResult, RegistrationError, Tool, ToolBuilder, ToolError, ToolResult, Typed, Untyped,
-    structured,
-};
+pub use tool::{Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
 #[cfg(feature = "http")]
 pub use transport::http::{
     HttpBody, HttpConfig, HttpResponseFuture, HttpService, serve_http, serve_http_on,

@@ -6,8 +6,10 @@
 
 use crate::completion::Completer;
 use crate::context::RequestContext;
-use crate::mrtr::InputRequired;
-use crate::tool::{BoxFuture, RegistrationError, ToolError};
+use crate::handler::{
+    BoxFuture, Handled, HandlerError, HandlerOutput, IntoHandlerOutput, PromptProblem,
+    RegistrationError,
+};
 use schemars::JsonSchema;
 use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 use serde_json::{Map, Value};
@@ -18,29 +20,19 @@ use std::sync::Arc;
 use toolwire_proto::types::{
     GetPromptResult, Icon, Meta, Prompt as PromptDefinition, PromptArgument, PromptMessage, Role,
 };
-use toolwire_proto::{ErrorObject, ToolNameError, validate_tool_name};
+use toolwire_proto::{ErrorObject, validate_tool_name};
 
 /// The arguments of a `prompts/get`, by name. The default input of a prompt
 /// handler; see [`PromptBuilder::arguments`] for a typed one.
 pub type PromptArguments = BTreeMap<String, String>;
 
 type Handler = Arc<
-    dyn Fn(PromptArguments, RequestContext) -> BoxFuture<Result<PromptResult, PromptError>>
-        + Send
-        + Sync,
+    dyn Fn(PromptArguments, RequestContext) -> BoxFuture<Handled<GetPromptResult>> + Send + Sync,
 >;
 
-/// What a prompt handler produced.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum PromptResult {
-    /// The rendered prompt.
-    Complete(GetPromptResult),
-    /// The prompt needs input from the client first: sent as
-    /// `resultType: "input_required"`; the client retries with the answers.
-    /// Spec: basic/patterns/mrtr.mdx
-    InputRequired(InputRequired),
-}
+/// What a prompt handler produced: the rendered prompt, or a request for
+/// input. Spec: basic/patterns/mrtr.mdx
+pub type PromptResult = HandlerOutput<GetPromptResult>;
 
 impl From<GetPromptResult> for PromptResult {
     fn from(r: GetPromptResult) -> Self {
@@ -48,155 +40,36 @@ impl From<GetPromptResult> for PromptResult {
     }
 }
 
-impl From<InputRequired> for PromptResult {
-    fn from(r: InputRequired) -> Self {
-        Self::InputRequired(r)
+impl IntoHandlerOutput<GetPromptResult> for GetPromptResult {
+    fn into_handler_output(self) -> Handled<GetPromptResult> {
+        Ok(HandlerOutput::Complete(self))
     }
 }
 
-/// A failure inside a prompt handler, sent as a JSON-RPC error.
-/// Spec: server/prompts.mdx#error-handling
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum PromptError {
-    /// `-32602`: the arguments are unacceptable; the text says why.
-    #[error("{0}")]
-    InvalidArguments(String),
-    /// Any other JSON-RPC error, such as `-32603` for an internal failure.
-    #[error(transparent)]
-    Protocol(ErrorObject),
-}
-
-impl PromptError {
-    /// `-32602` with `message`.
-    pub fn invalid_arguments(message: impl std::fmt::Display) -> Self {
-        Self::InvalidArguments(message.to_string())
-    }
-
-    /// `-32603` with `message`.
-    pub fn internal(message: impl std::fmt::Display) -> Self {
-        Self::Protocol(ErrorObject::internal(message.to_string()))
-    }
-
-    pub(crate) fn into_error_object(self) -> ErrorObject {
-        match self {
-            Self::InvalidArguments(m) => ErrorObject::invalid_params(m),
-            Self::Protocol(e) => e,
-        }
+impl IntoHandlerOutput<GetPromptResult> for Vec<PromptMessage> {
+    fn into_handler_output(self) -> Handled<GetPromptResult> {
+        GetPromptResult::new(self).into_handler_output()
     }
 }
 
-impl From<ErrorObject> for PromptError {
-    fn from(e: ErrorObject) -> Self {
-        Self::Protocol(e)
-    }
-}
-
-/// Lets a prompt handler use `?` on [`RequestContext::input`] and
-/// [`RequestContext::state`]. A prompt has no `isError` result, so a
-/// [`ToolError::Failed`] becomes `-32603`.
-impl From<ToolError> for PromptError {
-    fn from(e: ToolError) -> Self {
-        match e {
-            ToolError::Protocol(e) => Self::Protocol(e),
-            ToolError::Failed(text) => Self::internal(text),
-        }
-    }
-}
-
-/// Values a prompt handler may return.
-pub trait IntoPromptResult {
-    /// Converts into the prompt's result.
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError>;
-}
-
-impl IntoPromptResult for PromptResult {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        Ok(self)
-    }
-}
-
-impl IntoPromptResult for GetPromptResult {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        Ok(PromptResult::Complete(self))
-    }
-}
-
-impl IntoPromptResult for InputRequired {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        Ok(PromptResult::InputRequired(self))
-    }
-}
-
-impl IntoPromptResult for Vec<PromptMessage> {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        GetPromptResult::new(self).into_prompt_result()
-    }
-}
-
-impl IntoPromptResult for PromptMessage {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        vec![self].into_prompt_result()
+impl IntoHandlerOutput<GetPromptResult> for PromptMessage {
+    fn into_handler_output(self) -> Handled<GetPromptResult> {
+        vec![self].into_handler_output()
     }
 }
 
 /// One user message with this text.
-impl IntoPromptResult for String {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        PromptMessage::text(Role::User, self).into_prompt_result()
+impl IntoHandlerOutput<GetPromptResult> for String {
+    fn into_handler_output(self) -> Handled<GetPromptResult> {
+        PromptMessage::text(Role::User, self).into_handler_output()
     }
 }
 
 /// One user message with this text.
-impl IntoPromptResult for &'static str {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        self.to_owned().into_prompt_result()
+impl IntoHandlerOutput<GetPromptResult> for &'static str {
+    fn into_handler_output(self) -> Handled<GetPromptResult> {
+        self.to_owned().into_handler_output()
     }
-}
-
-impl<T: IntoPromptResult, E: Into<PromptError>> IntoPromptResult for Result<T, E> {
-    fn into_prompt_result(self) -> Result<PromptResult, PromptError> {
-        self.map_err(Into::into)?.into_prompt_result()
-    }
-}
-
-/// What is wrong with a prompt refused at registration (inside
-/// [`RegistrationError::Prompt`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum PromptProblem {
-    /// The name breaks the naming rule toolwire applies to prompts: the
-    /// tool-name rule, so that a name is always safe in an `Mcp-Name` header.
-    #[error("the name breaks the naming rule: {0}")]
-    Name(ToolNameError),
-    /// An argument name breaks the same rule.
-    #[error("argument {argument:?} breaks the naming rule: {reason}")]
-    ArgumentName {
-        /// The argument.
-        argument: String,
-        /// The rule it broke.
-        reason: ToolNameError,
-    },
-    /// Two arguments have the same name.
-    #[error("argument {0:?} is declared twice")]
-    DuplicateArgument(String),
-    /// The type given to [`PromptBuilder::arguments`] is not a struct whose
-    /// fields are all strings (or optional strings).
-    #[error(
-        "the arguments type {type_name} must be a struct of String or Option<String> fields: {reason}"
-    )]
-    ArgumentsType {
-        /// The Rust type.
-        type_name: &'static str,
-        /// What does not fit.
-        reason: String,
-    },
-    /// A completion provider names an argument the prompt does not declare.
-    #[error("a completion is registered for {0:?}, which is not a declared argument")]
-    UnknownCompletionArgument(String),
-    /// A prompt with this name is already registered.
-    #[error("a prompt with this name is already registered")]
-    AlreadyRegistered,
 }
 
 /// A prompt ready to be registered: its definition, argument rules,
@@ -489,12 +362,13 @@ impl<A: DeserializeOwned + Send + 'static> PromptBuilder<A> {
     ///
     /// The handler runs only after the arguments passed the declaration
     /// (see [`Prompt::builder`]); it may return a string (one user message),
-    /// messages, a [`GetPromptResult`], or an [`InputRequired`].
+    /// messages, a [`GetPromptResult`], or an
+    /// [`InputRequired`](crate::InputRequired).
     pub fn handler<F, Fut, R>(self, f: F) -> Result<Prompt, RegistrationError>
     where
         F: Fn(A, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: IntoPromptResult + 'static,
+        R: IntoHandlerOutput<GetPromptResult> + 'static,
     {
         let f = Arc::new(f);
         self.finish(Arc::new(move |args, cx| {
@@ -504,10 +378,9 @@ impl<A: DeserializeOwned + Send + 'static> PromptBuilder<A> {
                     .into_iter()
                     .map(|(k, v)| (k, Value::String(v)))
                     .collect();
-                let input = A::deserialize(Value::Object(map)).map_err(|e| {
-                    PromptError::invalid_arguments(format!("invalid arguments: {e}"))
-                })?;
-                f(input, cx).await.into_prompt_result()
+                let input = A::deserialize(Value::Object(map))
+                    .map_err(|e| HandlerError::invalid_params(format!("invalid arguments: {e}")))?;
+                f(input, cx).await.into_handler_output()
             })
         }))
     }
@@ -598,6 +471,7 @@ impl<'de> Deserializer<'de> for FieldNames<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use toolwire_proto::ToolNameError;
 
     fn simple(name: &str) -> PromptBuilder {
         Prompt::builder(name).description("d")

@@ -7,12 +7,14 @@
 
 use crate::completion::Completer;
 use crate::context::RequestContext;
-use crate::mrtr::InputRequired;
-use crate::tool::{BoxFuture, RegistrationError, ToolError};
-use crate::uri_template::{UriTemplate, UriTemplateError};
+use crate::handler::{
+    BoxFuture, Handled, HandlerOutput, IntoHandlerOutput, RegistrationError, ResourceProblem,
+};
+use crate::uri_template::UriTemplate;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::types::{
     Annotations, BlobResourceContents, CacheScope, Icon, Meta, Resource as ResourceDefinition,
@@ -20,66 +22,17 @@ use toolwire_proto::types::{
 };
 
 type ReadHandler = Arc<
-    dyn Fn(UriVariables, RequestContext) -> BoxFuture<Result<ResourceResult, ResourceError>>
-        + Send
-        + Sync,
+    dyn Fn(UriVariables, RequestContext) -> BoxFuture<Handled<Vec<ResourceContents>>> + Send + Sync,
 >;
 
-/// What a read handler produced.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ResourceResult {
-    /// The contents. An entry whose `uri` is empty gets the requested URI,
-    /// and one without a `mimeType` gets the resource's.
-    Complete(Vec<ResourceContents>),
-    /// The read needs input from the client first: sent as
-    /// `resultType: "input_required"`; the client retries with the answers.
-    /// Spec: basic/patterns/mrtr.mdx
-    InputRequired(InputRequired),
-}
+/// What a read handler produced: the contents, or a request for input.
+/// A contents entry whose `uri` is empty gets the requested URI, and one
+/// without a `mimeType` gets the resource's. Spec: basic/patterns/mrtr.mdx
+pub type ResourceResult = HandlerOutput<Vec<ResourceContents>>;
 
-impl From<InputRequired> for ResourceResult {
-    fn from(r: InputRequired) -> Self {
-        Self::InputRequired(r)
-    }
-}
-
-/// A failure inside a read handler, sent as a JSON-RPC error.
-/// Spec: server/resources.mdx#error-handling
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum ResourceError {
-    /// There is no resource at this URI (for a template: the variables
-    /// matched, but name nothing). Sent as `-32602` with `data.uri`.
-    #[error("resource not found")]
-    NotFound,
-    /// Any other JSON-RPC error, such as `-32603` for an internal failure.
-    #[error(transparent)]
-    Protocol(ErrorObject),
-}
-
-impl ResourceError {
-    /// `-32603` with `message`.
-    pub fn internal(message: impl std::fmt::Display) -> Self {
-        Self::Protocol(ErrorObject::internal(message.to_string()))
-    }
-}
-
-impl From<ErrorObject> for ResourceError {
-    fn from(e: ErrorObject) -> Self {
-        Self::Protocol(e)
-    }
-}
-
-/// Lets a read handler use `?` on [`RequestContext::input`] and
-/// [`RequestContext::state`]. A read has no `isError` result, so a
-/// [`ToolError::Failed`] becomes `-32603`.
-impl From<ToolError> for ResourceError {
-    fn from(e: ToolError) -> Self {
-        match e {
-            ToolError::Protocol(e) => Self::Protocol(e),
-            ToolError::Failed(text) => Self::internal(text),
-        }
+impl From<Vec<ResourceContents>> for ResourceResult {
+    fn from(r: Vec<ResourceContents>) -> Self {
+        Self::Complete(r)
     }
 }
 
@@ -89,77 +42,54 @@ pub(crate) fn not_found(uri: &str) -> ErrorObject {
     ErrorObject::invalid_params("Resource not found").with_data(serde_json::json!({ "uri": uri }))
 }
 
-/// Values a read handler may return. Text becomes text contents and bytes
-/// become base64 `blob` contents, both at the requested URI with the
-/// resource's MIME type.
-pub trait IntoResourceResult {
-    /// Converts into the read's result.
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError>;
-}
-
-impl IntoResourceResult for ResourceResult {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        Ok(self)
+/// Read handlers may return text (text contents) and bytes (base64 `blob`
+/// contents), both at the requested URI with the resource's MIME type, or
+/// contents of their own.
+impl IntoHandlerOutput<Vec<ResourceContents>> for Vec<ResourceContents> {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        Ok(HandlerOutput::Complete(self))
     }
 }
 
-impl IntoResourceResult for InputRequired {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        Ok(ResourceResult::InputRequired(self))
+impl IntoHandlerOutput<Vec<ResourceContents>> for ResourceContents {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        vec![self].into_handler_output()
     }
 }
 
-impl IntoResourceResult for Vec<ResourceContents> {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        Ok(ResourceResult::Complete(self))
+impl IntoHandlerOutput<Vec<ResourceContents>> for TextResourceContents {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        ResourceContents::Text(self).into_handler_output()
     }
 }
 
-impl IntoResourceResult for ResourceContents {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        vec![self].into_resource_result()
+impl IntoHandlerOutput<Vec<ResourceContents>> for BlobResourceContents {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        ResourceContents::Blob(self).into_handler_output()
     }
 }
 
-impl IntoResourceResult for TextResourceContents {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        ResourceContents::Text(self).into_resource_result()
+impl IntoHandlerOutput<Vec<ResourceContents>> for String {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        TextResourceContents::new("", self).into_handler_output()
     }
 }
 
-impl IntoResourceResult for BlobResourceContents {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        ResourceContents::Blob(self).into_resource_result()
+impl IntoHandlerOutput<Vec<ResourceContents>> for &'static str {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        self.to_owned().into_handler_output()
     }
 }
 
-impl IntoResourceResult for String {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        TextResourceContents::new("", self).into_resource_result()
+impl IntoHandlerOutput<Vec<ResourceContents>> for Vec<u8> {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        BlobResourceContents::from_bytes("", &self).into_handler_output()
     }
 }
 
-impl IntoResourceResult for &'static str {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        self.to_owned().into_resource_result()
-    }
-}
-
-impl IntoResourceResult for Vec<u8> {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        BlobResourceContents::from_bytes("", &self).into_resource_result()
-    }
-}
-
-impl IntoResourceResult for &'static [u8] {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        BlobResourceContents::from_bytes("", self).into_resource_result()
-    }
-}
-
-impl<T: IntoResourceResult, E: Into<ResourceError>> IntoResourceResult for Result<T, E> {
-    fn into_resource_result(self) -> Result<ResourceResult, ResourceError> {
-        self.map_err(Into::into)?.into_resource_result()
+impl IntoHandlerOutput<Vec<ResourceContents>> for &'static [u8] {
+    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+        BlobResourceContents::from_bytes("", self).into_handler_output()
     }
 }
 
@@ -193,29 +123,6 @@ impl UriVariables {
     pub fn values(&self) -> &BTreeMap<String, String> {
         &self.values
     }
-}
-
-/// What is wrong with a resource or resource template refused at
-/// registration (inside [`RegistrationError::Resource`]).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ResourceProblem {
-    /// The URI is not an absolute RFC 3986 URI.
-    #[error("not a valid URI: {0}")]
-    InvalidUri(&'static str),
-    /// The name is empty.
-    #[error("the name is empty")]
-    EmptyName,
-    /// The URI template does not parse.
-    #[error("invalid URI template: {0}")]
-    Template(UriTemplateError),
-    /// A completion provider names a variable the template does not have.
-    #[error("a completion is registered for {0:?}, which is not a variable of the template")]
-    UnknownCompletionVariable(String),
-    /// A resource with this URI, or a template with this URI template, is
-    /// already registered.
-    #[error("it is already registered")]
-    AlreadyRegistered,
 }
 
 /// Checks that `uri` is an absolute URI (RFC 3986 §3): a scheme, `:`, and
@@ -267,7 +174,7 @@ struct Common {
     icons: Vec<Icon>,
     annotations: Option<Annotations>,
     meta: Option<Meta>,
-    ttl_ms: Option<u64>,
+    ttl: Option<Duration>,
     cache_scope: Option<CacheScope>,
 }
 
@@ -309,11 +216,12 @@ macro_rules! common_setters {
             self
         }
 
-        /// `ttlMs` of a read's result, instead of the server's
-        /// [`ServerConfig::ttl_ms`](crate::ServerConfig::ttl_ms).
+        /// How long a read's result may be cached (`ttlMs`, in whole
+        /// milliseconds), instead of the server's
+        /// [`ServerConfig::ttl`](crate::ServerConfig::ttl).
         /// Spec: server/utilities/caching.mdx
-        pub fn ttl_ms(mut self, ttl_ms: u64) -> Self {
-            self.common.ttl_ms = Some(ttl_ms);
+        pub fn ttl(mut self, ttl: Duration) -> Self {
+            self.common.ttl = Some(ttl);
             self
         }
 
@@ -332,6 +240,7 @@ macro_rules! common_setters {
 #[derive(Clone)]
 pub(crate) struct Reader {
     pub(crate) mime_type: Option<String>,
+    /// The wire form of the builder's `ttl`, converted once here.
     pub(crate) ttl_ms: Option<u64>,
     pub(crate) cache_scope: Option<CacheScope>,
     pub(crate) handler: ReadHandler,
@@ -416,12 +325,12 @@ impl ResourceBuilder {
     where
         F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: IntoResourceResult + 'static,
+        R: IntoHandlerOutput<Vec<ResourceContents>> + 'static,
     {
         let f = Arc::new(f);
         self.finish(Arc::new(move |_vars, cx| {
             let f = Arc::clone(&f);
-            Box::pin(async move { f(cx).await.into_resource_result() })
+            Box::pin(async move { f(cx).await.into_handler_output() })
         }))
     }
 
@@ -469,7 +378,7 @@ impl ResourceBuilder {
                 definition,
                 reader: Reader {
                     mime_type: c.mime_type,
-                    ttl_ms: c.ttl_ms,
+                    ttl_ms: c.ttl.map(crate::handler::wire_millis),
                     cache_scope: c.cache_scope,
                     handler,
                 },
@@ -506,7 +415,7 @@ impl ResourceTemplate {
     /// 6570), listed as `name`.
     ///
     /// ```
-    /// use toolwire::{Completer, ResourceError, ResourceTemplate, UriVariables};
+    /// use toolwire::{Completer, HandlerError, ResourceTemplate, UriVariables};
     ///
     /// let users = ResourceTemplate::builder("users://{id}/profile", "user-profile")
     ///     .mime_type("application/json")
@@ -514,7 +423,7 @@ impl ResourceTemplate {
     ///     .handler(|vars: UriVariables, _cx| async move {
     ///         match vars.get("id") {
     ///             Some(id @ ("alice" | "bob")) => Ok(format!(r#"{{"id":"{id}"}}"#)),
-    ///             _ => Err(ResourceError::NotFound),
+    ///             _ => Err(HandlerError::NotFound),
     ///         }
     ///     })
     ///     .unwrap();
@@ -572,18 +481,19 @@ impl ResourceTemplateBuilder {
     /// the values of its variables. Validates the template, the name and the
     /// completion providers now, not at read time.
     ///
-    /// Return [`ResourceError::NotFound`] when the variables name nothing:
+    /// Return [`HandlerError::NotFound`](crate::HandlerError::NotFound) when
+    /// the variables name nothing:
     /// the client then gets `-32602` with `data.uri`.
     pub fn handler<F, Fut, R>(self, f: F) -> Result<ResourceTemplate, RegistrationError>
     where
         F: Fn(UriVariables, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: IntoResourceResult + 'static,
+        R: IntoHandlerOutput<Vec<ResourceContents>> + 'static,
     {
         let f = Arc::new(f);
         self.finish(Arc::new(move |vars, cx| {
             let f = Arc::clone(&f);
-            Box::pin(async move { f(vars, cx).await.into_resource_result() })
+            Box::pin(async move { f(vars, cx).await.into_handler_output() })
         }))
     }
 
@@ -622,7 +532,7 @@ impl ResourceTemplateBuilder {
                 completions,
                 reader: Reader {
                     mime_type: c.mime_type,
-                    ttl_ms: c.ttl_ms,
+                    ttl_ms: c.ttl.map(crate::handler::wire_millis),
                     cache_scope: c.cache_scope,
                     handler,
                 },
@@ -634,6 +544,7 @@ impl ResourceTemplateBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::uri_template::UriTemplateError;
 
     fn problem<T: std::fmt::Debug>(r: Result<T, RegistrationError>) -> ResourceProblem {
         match r {

@@ -1,12 +1,13 @@
-//! The server: configuration, the tool registry, and the entry points the
-//! transports call. A transport decodes a request and decides its era at
-//! its boundary (`server/accept.rs`), hands the prepared request to the one
-//! `match` over the method (`server/dispatch.rs`), and gets a typed
-//! `Outcome` back (`server/outcome.rs`). `subscriptions/listen` streams live
-//! in `server/listen.rs`.
+//! The server: configuration (`server/config.rs`), the tool registry, and
+//! the entry points the transports call. A transport decodes a request and
+//! decides its era at its boundary (`server/accept.rs`), hands the prepared
+//! request to the one `match` over the method (`server/dispatch.rs`), and
+//! gets a typed `Outcome` back (`server/outcome.rs`). `subscriptions/listen`
+//! streams live in `server/listen.rs`.
 
 mod accept;
 mod completion;
+mod config;
 mod dispatch;
 mod listen;
 mod outcome;
@@ -18,161 +19,22 @@ mod tests;
 mod tools;
 
 pub(crate) use accept::{Accepted, Params, Prepared};
+pub use config::ServerConfig;
+pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
 pub(crate) use outcome::{Era, Outcome, Reply, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
-use crate::mrtr::StateKeys;
+use crate::handler::{EntryKind, RegistrationError};
 use crate::prompt::Prompt;
 use crate::registry::{Named, Registry};
 use crate::resource::{Resource, ResourceTemplate};
-use crate::tool::{RegistrationError, Tool};
+use crate::tool::Tool;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::meta::PROTOCOL_VERSION;
-use toolwire_proto::types::CacheScope;
-
-/// Server settings. Build with [`ServerConfig::new`] and the `with_*` methods.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct ServerConfig {
-    /// `serverInfo.name`.
-    pub name: String,
-    /// `serverInfo.version`.
-    pub version: String,
-    /// Natural-language guidance returned by `server/discover`.
-    pub instructions: Option<String>,
-    /// Items per list page (`tools/list`, `prompts/list`, `resources/list`,
-    /// `resources/templates/list`).
-    pub page_size: usize,
-    /// `ttlMs` on cacheable results.
-    pub ttl_ms: u64,
-    /// `cacheScope` on cacheable results.
-    pub cache_scope: CacheScope,
-    /// Protocol versions served, newest first.
-    pub supported_versions: Vec<String>,
-    /// The keys that seal `requestState`. `None` uses a random key made once
-    /// per process, so state only opens in the process that sealed it.
-    pub state_keys: Option<StateKeys>,
-    /// How long a sealed `requestState` stays valid.
-    pub state_ttl: Duration,
-    /// How many `subscriptions/listen` streams may be open at once.
-    pub max_listeners: usize,
-    /// Where list changes are published and listen streams subscribe.
-    /// `None` gives each server its own [`InMemoryBus`].
-    pub bus: Option<Arc<dyn NotificationBus>>,
-    /// Legacy sessions: how long a server-to-client request (the MRTR shim's
-    /// elicitation, sampling or roots request) waits for the client's answer.
-    pub legacy_input_timeout: Duration,
-    /// Legacy sessions: how many `input_required` rounds the MRTR shim runs
-    /// for one request before giving up with `-32603`.
-    pub legacy_max_rounds: u32,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self::new("toolwire", env!("CARGO_PKG_VERSION"))
-    }
-}
-
-impl ServerConfig {
-    /// A configuration with the given identity and default settings.
-    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self {
-            name: name.into(),
-            version: version.into(),
-            instructions: None,
-            page_size: 100,
-            ttl_ms: 60_000,
-            cache_scope: CacheScope::Public,
-            supported_versions: vec![PROTOCOL_VERSION.to_owned()],
-            state_keys: None,
-            state_ttl: Duration::from_secs(600),
-            max_listeners: 1024,
-            bus: None,
-            legacy_input_timeout: Duration::from_secs(300),
-            legacy_max_rounds: 8,
-        }
-    }
-
-    /// Sets how long a server-to-client request of a legacy session waits
-    /// for the client's answer (default 5 minutes).
-    #[must_use]
-    pub fn with_legacy_input_timeout(mut self, timeout: Duration) -> Self {
-        self.legacy_input_timeout = timeout;
-        self
-    }
-
-    /// Sets how many `input_required` rounds the legacy MRTR shim runs for
-    /// one request (default 8, at least 1).
-    #[must_use]
-    pub fn with_legacy_max_rounds(mut self, rounds: u32) -> Self {
-        self.legacy_max_rounds = rounds.max(1);
-        self
-    }
-
-    /// Sets the keyring that seals `requestState`: the first key seals,
-    /// every key opens. Replicas that share it open each other's state.
-    #[must_use]
-    pub fn with_state_keys(mut self, keys: StateKeys) -> Self {
-        self.state_keys = Some(keys);
-        self
-    }
-
-    /// Sets how long a sealed `requestState` stays valid (default 10 minutes).
-    #[must_use]
-    pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
-        self.state_ttl = ttl;
-        self
-    }
-
-    /// Sets how many `subscriptions/listen` streams may be open at once
-    /// (default 1024). Beyond it a listen request gets an error.
-    #[must_use]
-    pub fn with_max_listeners(mut self, max: usize) -> Self {
-        self.max_listeners = max;
-        self
-    }
-
-    /// Sets the notification bus, for example one shared by every replica.
-    #[must_use]
-    pub fn with_bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
-        self.bus = Some(bus);
-        self
-    }
-
-    /// Sets the instructions.
-    #[must_use]
-    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
-        self.instructions = Some(instructions.into());
-        self
-    }
-
-    /// Sets the list page size (at least 1).
-    #[must_use]
-    pub fn with_page_size(mut self, page_size: usize) -> Self {
-        self.page_size = page_size.max(1);
-        self
-    }
-
-    /// Sets `ttlMs` for cacheable results.
-    #[must_use]
-    pub fn with_ttl_ms(mut self, ttl_ms: u64) -> Self {
-        self.ttl_ms = ttl_ms;
-        self
-    }
-
-    /// Sets `cacheScope` for cacheable results.
-    #[must_use]
-    pub fn with_cache_scope(mut self, scope: CacheScope) -> Self {
-        self.cache_scope = scope;
-        self
-    }
-}
 
 impl Named for Tool {
     fn name(&self) -> &str {
@@ -253,7 +115,10 @@ impl Server {
     pub fn add_tool(&self, tool: Tool) -> Result<(), RegistrationError> {
         let name = tool.name().to_owned();
         if !self.register(&self.inner.tools, tool, ListChanged::Tools) {
-            return Err(RegistrationError::Duplicate(name));
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::Tool,
+                name,
+            });
         }
         Ok(())
     }

@@ -3,39 +3,32 @@
 //! registry stores.
 
 use crate::context::RequestContext;
-use crate::mrtr::InputRequired;
-use crate::schema::{CompiledSchema, SchemaError};
+use crate::handler::{
+    BoxFuture, Handled, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput,
+    RegistrationError,
+};
+use crate::schema::CompiledSchema;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::Arc;
-use toolwire_proto::header::{HeaderParam, XMcpHeaderError, validate_x_mcp_headers};
+use toolwire_proto::header::{HeaderParam, validate_x_mcp_headers};
 use toolwire_proto::types::{
     CallToolResult, ContentBlock, Icon, Tool as ToolDefinition, ToolAnnotations,
 };
-use toolwire_proto::{ErrorCode, ErrorObject, ToolNameError, validate_tool_name};
+use toolwire_proto::{ErrorObject, validate_tool_name};
 
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 type Handler =
-    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Result<ToolResult, ToolError>> + Send + Sync>;
+    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Handled<CallToolResult>> + Send + Sync>;
 
-/// What a tool call produced.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum ToolResult {
-    /// The call finished.
-    Complete(CallToolResult),
-    /// The call needs input from the client first: sent as
-    /// `resultType: "input_required"`; the client retries with the answers.
-    /// Spec: basic/patterns/mrtr.mdx
-    InputRequired(InputRequired),
-}
+/// What a tool call produced: a finished `CallToolResult`, or a request for
+/// input. Spec: basic/patterns/mrtr.mdx
+pub type ToolResult = HandlerOutput<CallToolResult>;
 
-impl ToolResult {
+impl HandlerOutput<CallToolResult> {
     /// A finished call with one text block.
     pub fn text(text: impl Into<String>) -> Self {
         Self::Complete(CallToolResult::text(text))
@@ -53,127 +46,50 @@ impl From<CallToolResult> for ToolResult {
     }
 }
 
-impl From<InputRequired> for ToolResult {
-    fn from(r: InputRequired) -> Self {
-        Self::InputRequired(r)
+impl IntoHandlerOutput<CallToolResult> for CallToolResult {
+    fn into_handler_output(self) -> Handled<CallToolResult> {
+        Ok(HandlerOutput::Complete(self))
     }
 }
 
-/// A failure inside a tool handler.
-///
-/// The variant decides how the client sees it: [`ToolError::Failed`] becomes
-/// a result with `isError: true` that the model can read and act on;
-/// [`ToolError::Protocol`] becomes a JSON-RPC error.
-/// Spec: server/tools.mdx#error-handling
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum ToolError {
-    /// The tool ran and failed; the text goes to the model.
-    #[error("{0}")]
-    Failed(String),
-    /// A protocol-level error, sent as a JSON-RPC error response.
-    #[error(transparent)]
-    Protocol(ErrorObject),
-}
-
-impl ToolError {
-    /// A tool execution error with a message for the model.
-    pub fn failed(message: impl std::fmt::Display) -> Self {
-        Self::Failed(message.to_string())
-    }
-
-    /// `-32021`: the client lacks capabilities the tool cannot do without.
-    /// `capabilities` are top-level client capability names such as `"sampling"`.
-    pub fn missing_capabilities<S: AsRef<str>>(capabilities: &[S]) -> Self {
-        Self::Protocol(missing_capabilities_error(capabilities))
-    }
-
-    /// `-32602`: the request's parameters are unacceptable.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::Protocol(ErrorObject::invalid_params(message))
+/// One text block.
+impl IntoHandlerOutput<CallToolResult> for String {
+    fn into_handler_output(self) -> Handled<CallToolResult> {
+        Ok(HandlerOutput::Complete(CallToolResult::text(self)))
     }
 }
 
-impl From<ErrorObject> for ToolError {
-    fn from(e: ErrorObject) -> Self {
-        Self::Protocol(e)
+/// One text block.
+impl IntoHandlerOutput<CallToolResult> for &'static str {
+    fn into_handler_output(self) -> Handled<CallToolResult> {
+        self.to_owned().into_handler_output()
     }
 }
 
-pub(crate) fn missing_capabilities_error<S: AsRef<str>>(capabilities: &[S]) -> ErrorObject {
-    let names: Vec<&str> = capabilities.iter().map(AsRef::as_ref).collect();
-    let required: Map<String, Value> = names
-        .iter()
-        .map(|n| ((*n).to_owned(), Value::Object(Map::new())))
-        .collect();
-    ErrorObject::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!("missing required client capability: {}", names.join(", ")),
-    )
-    .with_data(serde_json::json!({ "requiredCapabilities": required }))
-}
-
-/// Values a handler may return.
-pub trait IntoToolResult {
-    /// Converts into the call's result.
-    fn into_tool_result(self) -> Result<ToolResult, ToolError>;
-}
-
-impl IntoToolResult for ToolResult {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        Ok(self)
+impl IntoHandlerOutput<CallToolResult> for ContentBlock {
+    fn into_handler_output(self) -> Handled<CallToolResult> {
+        vec![self].into_handler_output()
     }
 }
 
-impl IntoToolResult for InputRequired {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        Ok(ToolResult::InputRequired(self))
-    }
-}
-
-impl IntoToolResult for CallToolResult {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        Ok(ToolResult::Complete(self))
-    }
-}
-
-impl IntoToolResult for String {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        Ok(ToolResult::Complete(CallToolResult::text(self)))
-    }
-}
-
-impl IntoToolResult for &'static str {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        self.to_owned().into_tool_result()
-    }
-}
-
-impl IntoToolResult for ContentBlock {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        vec![self].into_tool_result()
-    }
-}
-
-impl IntoToolResult for Vec<ContentBlock> {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
+impl IntoHandlerOutput<CallToolResult> for Vec<ContentBlock> {
+    fn into_handler_output(self) -> Handled<CallToolResult> {
         let mut result = CallToolResult::text(String::new());
         result.content = self;
-        Ok(ToolResult::Complete(result))
-    }
-}
-
-impl<T: IntoToolResult, E: Into<ToolError>> IntoToolResult for Result<T, E> {
-    fn into_tool_result(self) -> Result<ToolResult, ToolError> {
-        self.map_err(Into::into)?.into_tool_result()
+        Ok(HandlerOutput::Complete(result))
     }
 }
 
 /// A structured result: serialised into `structuredContent` and mirrored as a
 /// JSON text block for clients that only read `content`.
 /// Spec: server/tools.mdx#structured-content
-pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, ToolError> {
+///
+/// # Errors
+///
+/// `-32603` when `value` does not serialise.
+pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, HandlerError> {
     let value = serde_json::to_value(value).map_err(|e| {
-        ToolError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
+        HandlerError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
     })?;
     // Written straight into a `String` (`Value`'s `Display` goes through a
     // formatter adapter); encoding a `Value` cannot fail.
@@ -181,72 +97,6 @@ pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, ToolError> 
     let mut result = CallToolResult::text(text);
     result.structured_content = Some(value);
     Ok(result)
-}
-
-/// Why a tool was refused at registration.
-#[derive(Debug, thiserror::Error)]
-pub enum RegistrationError {
-    /// The name breaks the tool-name rule.
-    #[error("invalid tool name {name:?}: {source}")]
-    InvalidName {
-        /// The name given.
-        name: String,
-        /// The rule it broke.
-        source: ToolNameError,
-    },
-    /// The input schema is unusable.
-    #[error("tool {name:?}: invalid inputSchema: {source}")]
-    InputSchema {
-        /// The tool.
-        name: String,
-        /// Why.
-        source: SchemaError,
-    },
-    /// The input schema does not describe an object.
-    #[error("tool {name:?}: inputSchema must have \"type\": \"object\" at its root")]
-    InputNotObject {
-        /// The tool.
-        name: String,
-    },
-    /// The output schema is unusable.
-    #[error("tool {name:?}: invalid outputSchema: {source}")]
-    OutputSchema {
-        /// The tool.
-        name: String,
-        /// Why.
-        source: SchemaError,
-    },
-    /// An `x-mcp-header` annotation breaks a rule.
-    #[error("tool {name:?}: invalid x-mcp-header: {source}")]
-    Header {
-        /// The tool.
-        name: String,
-        /// The rule broken.
-        source: XMcpHeaderError,
-    },
-    /// A tool with this name is already registered.
-    #[error("a tool named {0:?} is already registered")]
-    Duplicate(String),
-    /// The handler has no input description.
-    #[error("tool {0:?} has no input schema: call .input::<T>() or .input_schema(..)")]
-    NoInputSchema(String),
-    /// A prompt breaks a rule, or its name is taken.
-    #[error("prompt {name:?}: {problem}")]
-    Prompt {
-        /// The prompt.
-        name: String,
-        /// What is wrong.
-        problem: crate::prompt::PromptProblem,
-    },
-    /// A resource or resource template breaks a rule, or its URI (template)
-    /// is taken.
-    #[error("resource {uri:?}: {problem}")]
-    Resource {
-        /// The URI or URI template.
-        uri: String,
-        /// What is wrong.
-        problem: crate::resource::ResourceProblem,
-    },
 }
 
 /// A tool ready to be registered: its definition, compiled schemas and handler.
@@ -305,7 +155,8 @@ impl Tool {
     }
 }
 
-/// Marker: the handler's output is untyped (anything [`IntoToolResult`]).
+/// Marker: the handler's output is untyped (anything
+/// [`IntoHandlerOutput<CallToolResult>`](IntoHandlerOutput)).
 #[derive(Debug)]
 pub struct Untyped;
 
@@ -376,9 +227,11 @@ impl<I, O> ToolBuilder<I, O> {
         self.retype()
     }
 
-    /// Typed output: the handler returns `Result<T, ToolError>`; the value is
-    /// sent as `structuredContent`, mirrored as text, and `outputSchema` is
-    /// generated from `T`.
+    /// Typed output: the handler returns a `T` (or anything
+    /// [`IntoTypedOutput<T>`], such as `Result<T, HandlerError>` or an
+    /// [`InputRequired`](crate::InputRequired)); the value is sent as
+    /// `structuredContent`, mirrored as text, and `outputSchema` is generated
+    /// from `T`.
     pub fn output<T: JsonSchema + Serialize>(mut self) -> ToolBuilder<I, Typed<T>> {
         self.output_schema = Some(schema_of::<T>());
         self.retype()
@@ -485,10 +338,12 @@ impl<I, O> ToolBuilder<I, O> {
     }
 }
 
-fn bad_arguments(e: &serde_json::Error) -> Result<ToolResult, ToolError> {
-    Ok(ToolResult::Complete(CallToolResult::error_text(format!(
-        "Invalid arguments: {e}. Fix the arguments to match the tool's inputSchema and call again."
-    ))))
+fn bad_arguments(e: &serde_json::Error) -> Handled<CallToolResult> {
+    Ok(HandlerOutput::Complete(CallToolResult::error_text(
+        format!(
+            "Invalid arguments: {e}. Fix the arguments to match the tool's inputSchema and call again."
+        ),
+    )))
 }
 
 impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
@@ -498,7 +353,7 @@ impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
     where
         F: Fn(I, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = R> + Send + 'static,
-        R: IntoToolResult + 'static,
+        R: IntoHandlerOutput<CallToolResult> + 'static,
     {
         let f = Arc::new(f);
         self.finish(Arc::new(move |args, cx| {
@@ -508,18 +363,21 @@ impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
-                f(input, cx).await.into_tool_result()
+                f(input, cx).await.into_handler_output()
             })
         }))
     }
 }
 
 impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I, Typed<O>> {
-    /// Finishes the tool with a handler whose output is structured.
-    pub fn handler<F, Fut>(self, f: F) -> Result<Tool, RegistrationError>
+    /// Finishes the tool with a handler whose output is structured. The
+    /// handler may also return an [`InputRequired`](crate::InputRequired)
+    /// (or a [`HandlerOutput<O>`] holding one) to ask the client first.
+    pub fn handler<F, Fut, R>(self, f: F) -> Result<Tool, RegistrationError>
     where
         F: Fn(I, RequestContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
+        Fut: Future<Output = R> + Send + 'static,
+        R: IntoTypedOutput<O> + 'static,
     {
         let f = Arc::new(f);
         self.finish(Arc::new(move |args, cx| {
@@ -529,8 +387,10 @@ impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
-                let out = f(input, cx).await?;
-                Ok(ToolResult::Complete(structured(&out)?))
+                match f(input, cx).await.into_typed_output()? {
+                    HandlerOutput::Complete(out) => Ok(HandlerOutput::Complete(structured(&out)?)),
+                    HandlerOutput::InputRequired(ir) => Ok(HandlerOutput::InputRequired(ir)),
+                }
             })
         }))
     }

@@ -7,6 +7,7 @@ use super::input::{InputHandler, InputHandlers};
 use super::transport::Transport;
 use super::transport::http::HttpTransport;
 use super::transport::stdio::StdioTransport;
+use crate::server::timeout_within_bounds;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -150,11 +151,32 @@ impl ClientBuilder {
         self
     }
 
-    /// The timeout of each request round trip; `None` waits forever. When
-    /// it elapses the request is cancelled.
+    /// The timeout of each request round trip (default 5 minutes; at least
+    /// 1 ms, at most a year); `None` waits forever. When it elapses the
+    /// request is cancelled.
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.timeout = timeout;
+        self.timeout = timeout.map(timeout_within_bounds);
         self
+    }
+
+    /// The timeout of each request round trip; `None` waits forever.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// How many `input_required` results one call may answer.
+    pub fn max_input_rounds(&self) -> usize {
+        self.max_input_rounds
+    }
+
+    /// The protocol versions to speak, most preferred first.
+    pub fn protocol_versions(&self) -> &[String] {
+        &self.versions
+    }
+
+    /// The `clientInfo` sent, if any.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.info.as_ref()
     }
 
     /// A header sent on every HTTP request (ignored on stdio).

@@ -98,6 +98,15 @@ fn ttl(result: &Value) -> Duration {
     Duration::from_millis(result.get("ttlMs").and_then(Value::as_u64).unwrap_or(0))
 }
 
+/// When an entry stored now with `ttl` goes stale. A `ttlMs` as large as
+/// the wire allows (about 584 million years) would overflow `Instant`: such
+/// an entry is kept as long as the server's own cap on time limits.
+fn expiry(now: Instant, ttl: Duration) -> Instant {
+    now.checked_add(ttl)
+        .or_else(|| now.checked_add(crate::server::MAX_DURATION))
+        .unwrap_or(now)
+}
+
 fn is_public(result: &Value) -> bool {
     result.get("cacheScope").and_then(Value::as_str) == Some("public")
 }
@@ -166,7 +175,7 @@ impl Cache {
             },
             Entry {
                 value: value.clone(),
-                expires: Instant::now() + ttl(value),
+                expires: expiry(Instant::now(), ttl(value)),
                 invalidated: false,
                 uri: params.get("uri").and_then(Value::as_str).map(str::to_owned),
             },
@@ -206,6 +215,22 @@ mod tests {
 
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().cloned().expect("object")
+    }
+
+    #[tokio::test]
+    async fn the_largest_ttl_on_the_wire_is_kept_without_overflow() {
+        let cache = Cache::default();
+        let p = params(json!({}));
+        cache.put(
+            "tools/list",
+            &p,
+            None,
+            &json!({"tools": [], "ttlMs": u64::MAX, "cacheScope": "public"}),
+        );
+        assert!(matches!(
+            cache.get("tools/list", &p, None),
+            Some(Hit::Fresh(_))
+        ));
     }
 
     #[tokio::test(start_paused = true)]

@@ -1,6 +1,7 @@
 //! [`RequestOptions`]: per-request progress and log callbacks, extra `_meta`,
 //! and a timeout; and [`ToolCall`], a `tools/call` with its options.
 
+use crate::server::timeout_within_bounds;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;
@@ -71,11 +72,17 @@ impl RequestOptions {
         self
     }
 
-    /// Overrides the client's request timeout for this request.
+    /// Overrides the client's request timeout for this request (at least
+    /// 1 ms, at most a year).
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.timeout = Some(timeout_within_bounds(timeout));
         self
+    }
+
+    /// The timeout of this request, if it overrides the client's.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
     }
 }
 

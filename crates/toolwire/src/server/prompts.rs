@@ -6,9 +6,9 @@ use super::outcome::Outcome;
 use super::{Server, paging};
 use crate::bus::ListChanged;
 use crate::context::{Outbound, RequestContext};
-use crate::prompt::{Prompt, PromptProblem, PromptResult};
+use crate::handler::{EntryKind, HandlerOutput, RegistrationError};
+use crate::prompt::Prompt;
 use crate::registry::Named;
-use crate::tool::RegistrationError;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::ErrorObject;
@@ -27,9 +27,9 @@ impl Server {
     pub fn add_prompt(&self, prompt: Prompt) -> Result<(), RegistrationError> {
         let name = prompt.name().to_owned();
         if !self.register(&self.inner.prompts, prompt, ListChanged::Prompts) {
-            return Err(RegistrationError::Prompt {
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::Prompt,
                 name,
-                problem: PromptProblem::AlreadyRegistered,
             });
         }
         Ok(())
@@ -115,11 +115,11 @@ impl Server {
         let outcome = (prompt.inner.handler)(args, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(PromptResult::InputRequired(ir)) => {
+            Ok(HandlerOutput::InputRequired(ir)) => {
                 let bound = given.as_ref().unwrap_or(&empty);
                 self.input_required(round, ir, &name, bound)
             }
-            Ok(PromptResult::Complete(mut result)) => {
+            Ok(HandlerOutput::Complete(mut result)) => {
                 result.result_type = ResultType::Complete;
                 let Some(meta) = result.meta.as_mut() else {
                     return self.respond_with_meta(shape, &id, &result);
@@ -135,9 +135,11 @@ impl Server {
 
 #[cfg(test)]
 mod tests {
-    use crate::prompt::{PromptArguments, PromptError, PromptResult};
+    use crate::prompt::{PromptArguments, PromptResult};
     use crate::server::completion::support::{call, call_with};
-    use crate::{InputRequired, Prompt, RegistrationError, Server, ServerConfig};
+    use crate::{
+        EntryKind, HandlerError, InputRequired, Prompt, RegistrationError, Server, ServerConfig,
+    };
     use serde_json::{Value, json};
     use toolwire_proto::types::{GetPromptResult, PromptMessage, Role};
 
@@ -263,7 +265,13 @@ mod tests {
                 .handler(|_: PromptArguments, _| async { "x" })
                 .expect("valid"),
         );
-        assert!(matches!(dup, Err(RegistrationError::Prompt { .. })));
+        assert!(matches!(
+            dup,
+            Err(RegistrationError::Duplicate {
+                kind: EntryKind::Prompt,
+                ..
+            })
+        ));
         assert!(s.remove_prompt("a"));
         assert!(!s.remove_prompt("a"));
         assert_eq!(s.prompt_names(), ["b", "c", "args"]);
@@ -277,7 +285,7 @@ mod tests {
         s.add_prompt(
             Prompt::builder("fails")
                 .handler(|_: PromptArguments, _| async {
-                    Err::<String, _>(PromptError::internal("boom"))
+                    Err::<String, _>(HandlerError::internal("boom"))
                 })
                 .expect("valid"),
         )
@@ -291,7 +299,7 @@ mod tests {
                                 PromptMessage::text(Role::User, c.context),
                             ])))
                         }
-                        _ => Ok::<_, PromptError>(PromptResult::InputRequired(
+                        _ => Ok::<_, HandlerError>(PromptResult::InputRequired(
                             InputRequired::new().elicit::<Ctx>("ctx", "Context?"),
                         )),
                     }

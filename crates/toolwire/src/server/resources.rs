@@ -6,12 +6,9 @@ use super::outcome::{Outcome, RpcError};
 use super::{Server, paging};
 use crate::bus::ListChanged;
 use crate::context::{Outbound, RequestContext};
+use crate::handler::{EntryKind, HandlerError, HandlerOutput, RegistrationError};
 use crate::registry::Named;
-use crate::resource::{
-    Reader, Resource, ResourceError, ResourceProblem, ResourceResult, ResourceTemplate,
-    UriVariables, not_found,
-};
-use crate::tool::RegistrationError;
+use crate::resource::{Reader, Resource, ResourceTemplate, UriVariables, not_found};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use tokio_util::sync::CancellationToken;
@@ -39,9 +36,9 @@ impl Server {
     pub fn add_resource(&self, resource: Resource) -> Result<(), RegistrationError> {
         let uri = resource.uri().to_owned();
         if !self.register(&self.inner.resources, resource, ListChanged::Resources) {
-            return Err(RegistrationError::Resource {
-                uri,
-                problem: ResourceProblem::AlreadyRegistered,
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::Resource,
+                name: uri,
             });
         }
         Ok(())
@@ -77,9 +74,9 @@ impl Server {
             template,
             ListChanged::Resources,
         ) {
-            return Err(RegistrationError::Resource {
-                uri,
-                problem: ResourceProblem::AlreadyRegistered,
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::ResourceTemplate,
+                name: uri,
             });
         }
         Ok(())
@@ -196,10 +193,10 @@ impl Server {
         let outcome = (reader.handler)(vars, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(ResourceResult::InputRequired(ir)) => {
+            Ok(HandlerOutput::InputRequired(ir)) => {
                 self.input_required(round, ir, &uri, &Value::Null)
             }
-            Ok(ResourceResult::Complete(mut contents)) => {
+            Ok(HandlerOutput::Complete(mut contents)) => {
                 for c in &mut contents {
                     let (c_uri, c_mime) = match c {
                         ResourceContents::Text(t) => (&mut t.uri, &mut t.mime_type),
@@ -225,8 +222,8 @@ impl Server {
                     },
                 )
             }
-            Err(ResourceError::NotFound) => missing(&uri),
-            Err(ResourceError::Protocol(e)) => Outcome::error(e),
+            Err(HandlerError::NotFound) => missing(&uri),
+            Err(e) => Outcome::error(e.into_error_object()),
         }
     }
 }
@@ -239,10 +236,11 @@ fn missing(uri: &str) -> Outcome {
 
 #[cfg(test)]
 mod tests {
-    use crate::resource::{ResourceError, UriVariables};
+    use crate::resource::UriVariables;
     use crate::server::completion::support::call;
-    use crate::{Resource, ResourceTemplate, Server, ServerConfig};
+    use crate::{HandlerError, Resource, ResourceTemplate, Server, ServerConfig};
     use serde_json::json;
+    use std::time::Duration;
     use toolwire_proto::types::{CacheScope, ResourceContents, TextResourceContents};
 
     fn server() -> Server {
@@ -257,7 +255,7 @@ mod tests {
         s.add_resource(
             Resource::builder("test://bin", "bin")
                 .mime_type("application/octet-stream")
-                .ttl_ms(5)
+                .ttl(Duration::from_millis(5))
                 .cache_scope(CacheScope::Private)
                 .blob(vec![0u8, 1, 2])
                 .expect("valid"),
@@ -279,9 +277,9 @@ mod tests {
                 .mime_type("application/json")
                 .handler(|v: UriVariables, _| async move {
                     match v.get("id") {
-                        Some("missing") => Err(ResourceError::NotFound),
+                        Some("missing") => Err(HandlerError::NotFound),
                         Some(id) => Ok(format!("{{\"id\":\"{id}\"}}")),
-                        None => Err(ResourceError::NotFound),
+                        None => Err(HandlerError::NotFound),
                     }
                 })
                 .expect("valid"),

@@ -1,5 +1,7 @@
 //! Pipeline behaviour tested through `Server::handle`, without a transport.
 
+mod handlers;
+
 use crate::{RegistrationError, Server, ServerConfig, Tool, ToolError};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -268,7 +270,10 @@ fn bad_tools_are_refused_at_registration() {
     server.add_tool(open_tool("same")).expect("first");
     assert!(matches!(
         server.add_tool(open_tool("same")),
-        Err(RegistrationError::Duplicate(_))
+        Err(RegistrationError::Duplicate {
+            kind: crate::EntryKind::Tool,
+            ..
+        })
     ));
 }
 

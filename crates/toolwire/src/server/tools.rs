@@ -4,7 +4,7 @@ use super::accept::{Prepared, RawParams};
 use super::outcome::{Outcome, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
-use crate::tool::{ToolError, ToolResult, missing_capabilities_error};
+use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
@@ -97,14 +97,14 @@ impl Server {
         let outcome = (tool.handler)(args, cx.clone()).await;
         cx.finish();
         match outcome {
-            Ok(ToolResult::InputRequired(ir)) => {
+            Ok(HandlerOutput::InputRequired(ir)) => {
                 let args = match (kept, raw) {
                     (Some(args), _) => args,
                     (None, raw) => raw.as_ref().map(RawParams::arguments).unwrap_or_default(),
                 };
                 self.input_required(round, ir, &name, &args)
             }
-            Ok(ToolResult::Complete(mut result)) => {
+            Ok(HandlerOutput::Complete(mut result)) => {
                 if let Some(schema) = &tool.output
                     && result.is_error != Some(true)
                 {
@@ -133,10 +133,10 @@ impl Server {
                 }
                 self.complete(shape, &id, result)
             }
-            Err(ToolError::Failed(text)) => {
+            Err(HandlerError::Failed(text)) => {
                 self.complete(shape, &id, CallToolResult::error_text(text))
             }
-            Err(ToolError::Protocol(e)) => Outcome::error(e),
+            Err(e) => Outcome::error(e.into_error_object()),
         }
     }
 

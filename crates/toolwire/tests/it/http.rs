@@ -3,6 +3,7 @@
 
 mod abuse;
 mod client;
+mod config;
 mod headers;
 mod legacy;
 mod listen;

@@ -17,7 +17,8 @@ use toolwire::proto::types::{
     SamplingMessageContentBlock,
 };
 use toolwire::{
-    ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolError, ToolResult,
+    ElicitAnswer, HandlerOutput, InputRequired, RequestContext, Server, ServerConfig, Tool,
+    ToolError, ToolResult,
 };
 
 /// A client speaking newline-delimited JSON-RPC to `serve_io`.
@@ -243,6 +244,32 @@ fn server() -> Server {
     server
 }
 
+#[derive(Deserialize, JsonSchema)]
+struct Quantity {
+    quantity: u32,
+}
+
+/// The structured output of `order`.
+#[derive(Serialize, JsonSchema)]
+struct Order {
+    quantity: u32,
+    total_cents: u32,
+}
+
+/// A tool with a typed output that asks for the quantity first.
+async fn order(_: Value, cx: RequestContext) -> Result<HandlerOutput<Order>, ToolError> {
+    Ok(match cx.input::<ElicitAnswer<Quantity>>("quantity")? {
+        Some(ElicitAnswer::Accept(q)) => HandlerOutput::Complete(Order {
+            quantity: q.quantity,
+            total_cents: q.quantity * 250,
+        }),
+        Some(_) => return Err(ToolError::failed("no quantity, no order")),
+        None => InputRequired::new()
+            .elicit::<Quantity>("quantity", "How many?")
+            .into(),
+    })
+}
+
 fn accept(content: Value) -> Value {
     json!({"action": "accept", "content": content})
 }
@@ -450,4 +477,37 @@ async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_
         .expect("serve_io returns after shutdown")
         .expect("task");
     assert!(served.is_ok(), "{served:?}");
+}
+
+#[tokio::test]
+async fn a_typed_output_tool_asks_in_round_one_and_answers_structured_in_round_two() {
+    let server = Server::new(ServerConfig::new("mrtr-it", "1"));
+    server
+        .add_tool(
+            Tool::builder("order")
+                .description("Typed output after one question.")
+                .input_schema(json!({"type": "object"}))
+                .output::<Order>()
+                .handler(order)
+                .expect("valid tool"),
+        )
+        .expect("registered");
+    let mut c = Client::start(server);
+    let caps = json!({"elicitation": {}});
+    let r = c.call(1, "order", caps.clone(), json!({})).await;
+    let (keys, state) = input_required(&r);
+    assert_eq!(keys, ["quantity"]);
+    let r = c
+        .call(
+            2,
+            "order",
+            caps,
+            json!({"requestState": state, "inputResponses": {"quantity": accept(json!({"quantity": 3}))}}),
+        )
+        .await;
+    assert_eq!(r["result"]["resultType"], "complete", "{r}");
+    let expected = json!({"quantity": 3, "total_cents": 750});
+    assert_eq!(r["result"]["structuredContent"], expected);
+    let mirrored: Value = serde_json::from_str(text(&r)).expect("the text mirrors the JSON");
+    assert_eq!(mirrored, expected);
 }

@@ -44,7 +44,10 @@ impl Drop for SetOnDrop {
 }
 
 pub(super) fn server(ttl_ms: u64, cancelled: Arc<AtomicBool>) -> Server {
-    let server = Server::new(ServerConfig::new("test-server", "1.0.0").with_ttl_ms(ttl_ms));
+    let server = Server::new(
+        ServerConfig::new("test-server", "1.0.0")
+            .with_ttl(std::time::Duration::from_millis(ttl_ms)),
+    );
     server
         .add_tool(
             Tool::builder("echo")

@@ -1,5 +1,6 @@
 //! [`HttpConfig`]: the settings of the Streamable HTTP transport.
 
+use crate::server::{MAX_DURATION, timeout_within_bounds};
 use std::time::Duration;
 
 /// The hosts a local server answers to by default, on any port.
@@ -9,69 +10,34 @@ use std::time::Duration;
 pub(super) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
 /// Settings of the Streamable HTTP transport. Build with [`HttpConfig::new`]
-/// (or `Default`) and the `with_*` methods.
+/// (or `Default`) and the `with_*` methods; read them back with the getters
+/// of the same names.
 ///
 /// The defaults suit a server bound to localhost: the endpoint is `/mcp`,
 /// only `localhost`, `127.0.0.1` and `[::1]` (any port) are accepted in
 /// `Host` and `Origin`, bodies are limited to 4 MiB and 64 levels of JSON
 /// nesting, at most 1024 requests are served at once, and requests have no
 /// time limit of their own (closing the connection cancels one).
+///
+/// Every setter keeps its value in the range the transport can serve:
+/// limits and counts are at least 1, time limits at least 1 ms (the
+/// shutdown grace may be zero) and at most a year. A value outside is moved
+/// to the nearest bound, so no setting can make a request panic.
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct HttpConfig {
-    /// The MCP endpoint path, such as `/mcp`. `None` serves every path,
-    /// which suits a service mounted behind a router that already routes.
-    /// Other paths get `404 Not Found`.
-    pub path: Option<String>,
-    /// Accepted `Host` values (the request's authority). Each entry is a
-    /// host (`example.com`, `127.0.0.1`, `[::1]`), matching any port, or
-    /// `host:port`. Hosts compare ignoring ASCII case. `None` accepts any
-    /// host. A request with another host gets `403 Forbidden`.
-    pub allowed_hosts: Option<Vec<String>>,
-    /// Accepted `Origin` values, for requests that carry one. Each entry is
-    /// a host pattern as in [`allowed_hosts`](Self::allowed_hosts) (any
-    /// scheme), or a full origin `scheme://host[:port]`. A request without
-    /// `Origin` is not checked; one with another origin (or `null`) gets
-    /// `403 Forbidden`. `None` accepts any origin.
-    pub allowed_origins: Option<Vec<String>>,
-    /// The largest request body read, in bytes. Larger bodies get
-    /// `413 Payload Too Large`; they are never buffered beyond this.
-    pub max_body_bytes: usize,
-    /// The deepest nesting of JSON arrays and objects accepted in a body.
-    /// Deeper bodies get `400` with `-32700` before they are parsed. Values
-    /// above about 120 have no effect: the JSON parser stops at 128.
-    pub max_json_depth: usize,
-    /// How many requests may be in progress at once (reading the body,
-    /// running, or streaming the response). Beyond it a request is refused
-    /// at once with `503 Service Unavailable`, `Retry-After: 1` and a
-    /// JSON-RPC `-32603` error. `None` sets no limit.
-    pub max_concurrent_requests: Option<usize>,
-    /// How long one request may run. When it elapses the handler is
-    /// cancelled and the client gets a JSON-RPC `-32603` error: with
-    /// `504 Gateway Timeout` if nothing was sent yet, or as the last event of
-    /// an SSE stream that had started. `None` sets no limit.
-    pub request_timeout: Option<Duration>,
-    /// How long a client may take to send the request body, and (under
-    /// [`serve_http`](super::serve_http)) the request head or the next
-    /// request on a kept-alive connection. A slower body gets
-    /// `408 Request Timeout`; a slower head closes the connection.
-    pub read_timeout: Duration,
-    /// How often an SSE response stream that has nothing else to send emits
-    /// a `:` comment line, so that idle-timeouts of intermediaries do not cut
-    /// it. `None` sends none.
-    pub sse_keep_alive: Option<Duration>,
-    /// On shutdown, how long in-flight requests may take to finish before
-    /// they are cancelled.
-    pub shutdown_grace: Duration,
-    /// Whether legacy (2025-03-26 to 2025-11-25) clients may open sessions
-    /// with `initialize`. Modern requests never use a session either way.
-    pub legacy_sessions: bool,
-    /// How long a legacy session may stay idle (no request, no open GET
-    /// stream) before it expires; later requests with its id get `404`.
-    pub session_idle_timeout: Duration,
-    /// How many legacy sessions may exist at once. Beyond it `initialize`
-    /// gets `503 Service Unavailable` once expired sessions are swept.
-    pub max_sessions: usize,
+    pub(crate) path: Option<String>,
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    pub(crate) allowed_origins: Option<Vec<String>>,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) max_json_depth: usize,
+    pub(crate) max_concurrent_requests: Option<usize>,
+    pub(crate) request_timeout: Option<Duration>,
+    pub(crate) read_timeout: Duration,
+    pub(crate) sse_keep_alive: Option<Duration>,
+    pub(crate) shutdown_grace: Duration,
+    pub(crate) legacy_sessions: bool,
+    pub(crate) session_idle_timeout: Duration,
+    pub(crate) max_sessions: usize,
 }
 
 impl Default for HttpConfig {
@@ -101,26 +67,11 @@ impl HttpConfig {
         }
     }
 
-    /// Turns legacy sessions on (the default) or off. Off, `initialize` is
-    /// an unknown method, as in a 2026-07-28-only server.
-    #[must_use]
-    pub fn with_legacy_sessions(mut self, enabled: bool) -> Self {
-        self.legacy_sessions = enabled;
-        self
-    }
-
-    /// Sets how long a legacy session may stay idle (default 30 minutes).
-    #[must_use]
-    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
-        self.session_idle_timeout = idle;
-        self
-    }
-
-    /// Sets how many legacy sessions may exist at once (default 1024).
-    #[must_use]
-    pub fn with_max_sessions(mut self, max: usize) -> Self {
-        self.max_sessions = max;
-        self
+    /// The MCP endpoint path, such as `/mcp`. `None` serves every path,
+    /// which suits a service mounted behind a router that already routes.
+    /// Other paths get `404 Not Found`.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
     }
 
     /// Sets the endpoint path. A path without a leading `/` gets one.
@@ -142,6 +93,14 @@ impl HttpConfig {
         self
     }
 
+    /// Accepted `Host` values (the request's authority). Each entry is a
+    /// host (`example.com`, `127.0.0.1`, `[::1]`), matching any port, or
+    /// `host:port`. Hosts compare ignoring ASCII case. `None` accepts any
+    /// host. A request with another host gets `403 Forbidden`.
+    pub fn allowed_hosts(&self) -> Option<&[String]> {
+        self.allowed_hosts.as_deref()
+    }
+
     /// Sets the accepted hosts; see [`allowed_hosts`](Self::allowed_hosts).
     #[must_use]
     pub fn with_allowed_hosts<I, S>(mut self, hosts: I) -> Self
@@ -158,6 +117,15 @@ impl HttpConfig {
     pub fn with_any_host(mut self) -> Self {
         self.allowed_hosts = None;
         self
+    }
+
+    /// Accepted `Origin` values, for requests that carry one. Each entry is
+    /// a host pattern as in [`allowed_hosts`](Self::allowed_hosts) (any
+    /// scheme), or a full origin `scheme://host[:port]`. A request without
+    /// `Origin` is not checked; one with another origin (or `null`) gets
+    /// `403 Forbidden`. `None` accepts any origin.
+    pub fn allowed_origins(&self) -> Option<&[String]> {
+        self.allowed_origins.as_deref()
     }
 
     /// Sets the accepted origins; see [`allowed_origins`](Self::allowed_origins).
@@ -178,52 +146,208 @@ impl HttpConfig {
         self
     }
 
-    /// Sets the body size limit in bytes.
+    /// The largest request body read, in bytes. Larger bodies get
+    /// `413 Payload Too Large`; they are never buffered beyond this.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+
+    /// Sets the body size limit in bytes (default 4 MiB; at least 1).
     #[must_use]
     pub fn with_max_body_bytes(mut self, bytes: usize) -> Self {
-        self.max_body_bytes = bytes;
+        self.max_body_bytes = bytes.max(1);
         self
     }
 
-    /// Sets the JSON nesting limit (at least 1).
+    /// The deepest nesting of JSON arrays and objects accepted in a body.
+    /// Deeper bodies get `400` with `-32700` before they are parsed. Values
+    /// above about 120 have no effect: the JSON parser stops at 128.
+    pub fn max_json_depth(&self) -> usize {
+        self.max_json_depth
+    }
+
+    /// Sets the JSON nesting limit (default 64; at least 1).
     #[must_use]
     pub fn with_max_json_depth(mut self, depth: usize) -> Self {
         self.max_json_depth = depth.max(1);
         self
     }
 
-    /// Sets the concurrent-request limit (at least 1); `None` removes it.
+    /// How many requests may be in progress at once (reading the body,
+    /// running, or streaming the response). Beyond it a request is refused
+    /// at once with `503 Service Unavailable`, `Retry-After: 1` and a
+    /// JSON-RPC `-32603` error. `None` sets no limit.
+    pub fn max_concurrent_requests(&self) -> Option<usize> {
+        self.max_concurrent_requests
+    }
+
+    /// Sets the concurrent-request limit (default 1024; at least 1, at most
+    /// `tokio::sync::Semaphore::MAX_PERMITS`); `None` removes it.
     #[must_use]
     pub fn with_max_concurrent_requests(mut self, limit: Option<usize>) -> Self {
-        self.max_concurrent_requests = limit.map(|n| n.max(1));
+        self.max_concurrent_requests =
+            limit.map(|n| n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS));
         self
     }
 
-    /// Sets the per-request time limit; `None` removes it.
+    /// How long one request may run. When it elapses the handler is
+    /// cancelled and the client gets a JSON-RPC `-32603` error: with
+    /// `504 Gateway Timeout` if nothing was sent yet, or as the last event of
+    /// an SSE stream that had started. `None` sets no limit.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout
+    }
+
+    /// Sets the per-request time limit (default none; at least 1 ms, at
+    /// most a year); `None` removes it.
     #[must_use]
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.request_timeout = timeout;
+        self.request_timeout = timeout.map(timeout_within_bounds);
         self
     }
 
-    /// Sets the request head and body read timeout (at least 1 ms).
+    /// How long a client may take to send the request body, and (under
+    /// [`serve_http`](super::serve_http)) the request head or the next
+    /// request on a kept-alive connection. A slower body gets
+    /// `408 Request Timeout`; a slower head closes the connection.
+    pub fn read_timeout(&self) -> Duration {
+        self.read_timeout
+    }
+
+    /// Sets the request head and body read timeout (default 30 s; at least
+    /// 1 ms, at most a year).
     #[must_use]
     pub fn with_read_timeout(mut self, timeout: Duration) -> Self {
-        self.read_timeout = timeout.max(Duration::from_millis(1));
+        self.read_timeout = timeout_within_bounds(timeout);
         self
     }
 
-    /// Sets the SSE keep-alive interval (at least 1 ms); `None` disables it.
+    /// How often an SSE response stream that has nothing else to send emits
+    /// a `:` comment line, so that idle-timeouts of intermediaries do not cut
+    /// it. `None` sends none.
+    pub fn sse_keep_alive(&self) -> Option<Duration> {
+        self.sse_keep_alive
+    }
+
+    /// Sets the SSE keep-alive interval (default 15 s; at least 1 ms, at
+    /// most a year); `None` disables it.
     #[must_use]
     pub fn with_sse_keep_alive(mut self, interval: Option<Duration>) -> Self {
-        self.sse_keep_alive = interval.map(|i| i.max(Duration::from_millis(1)));
+        self.sse_keep_alive = interval.map(timeout_within_bounds);
         self
     }
 
-    /// Sets the shutdown grace period.
+    /// On shutdown, how long in-flight requests may take to finish before
+    /// they are cancelled.
+    pub fn shutdown_grace(&self) -> Duration {
+        self.shutdown_grace
+    }
+
+    /// Sets the shutdown grace period (default 10 s; zero cancels at once;
+    /// at most a year).
     #[must_use]
     pub fn with_shutdown_grace(mut self, grace: Duration) -> Self {
-        self.shutdown_grace = grace;
+        self.shutdown_grace = grace.min(MAX_DURATION);
         self
+    }
+
+    /// Whether legacy (2025-03-26 to 2025-11-25) clients may open sessions
+    /// with `initialize`. Modern requests never use a session either way.
+    pub fn legacy_sessions(&self) -> bool {
+        self.legacy_sessions
+    }
+
+    /// Turns legacy sessions on (the default) or off. Off, `initialize` is
+    /// an unknown method, as in a 2026-07-28-only server.
+    #[must_use]
+    pub fn with_legacy_sessions(mut self, enabled: bool) -> Self {
+        self.legacy_sessions = enabled;
+        self
+    }
+
+    /// How long a legacy session may stay idle (no request, no open GET
+    /// stream) before it expires; later requests with its id get `404`.
+    pub fn session_idle_timeout(&self) -> Duration {
+        self.session_idle_timeout
+    }
+
+    /// Sets how long a legacy session may stay idle (default 30 minutes; at
+    /// least 1 ms, at most a year).
+    #[must_use]
+    pub fn with_session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = timeout_within_bounds(idle);
+        self
+    }
+
+    /// How many legacy sessions may exist at once. Beyond it `initialize`
+    /// gets `503 Service Unavailable` once expired sessions are swept.
+    pub fn max_sessions(&self) -> usize {
+        self.max_sessions
+    }
+
+    /// Sets how many legacy sessions may exist at once (default 1024; at
+    /// least 1). To have none, turn legacy sessions off with
+    /// [`with_legacy_sessions(false)`](Self::with_legacy_sessions).
+    #[must_use]
+    pub fn with_max_sessions(mut self, max: usize) -> Self {
+        self.max_sessions = max.max(1);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn setters_keep_every_value_in_the_range_that_serves() {
+        let zero = Duration::ZERO;
+        let c = HttpConfig::new()
+            .with_max_body_bytes(0)
+            .with_max_json_depth(0)
+            .with_max_concurrent_requests(Some(0))
+            .with_request_timeout(Some(zero))
+            .with_read_timeout(zero)
+            .with_sse_keep_alive(Some(zero))
+            .with_shutdown_grace(zero)
+            .with_session_idle_timeout(zero)
+            .with_max_sessions(0)
+            .with_path("");
+        assert_eq!(c.max_body_bytes(), 1);
+        assert_eq!(c.max_json_depth(), 1);
+        assert_eq!(c.max_concurrent_requests(), Some(1));
+        assert_eq!(c.request_timeout(), Some(MIN_TIMEOUT));
+        assert_eq!(c.read_timeout(), MIN_TIMEOUT);
+        assert_eq!(c.sse_keep_alive(), Some(MIN_TIMEOUT));
+        assert_eq!(c.shutdown_grace(), zero);
+        assert_eq!(c.session_idle_timeout(), MIN_TIMEOUT);
+        assert_eq!(c.max_sessions(), 1);
+        assert_eq!(c.path(), Some("/"));
+
+        let max = Duration::MAX;
+        let c = HttpConfig::new()
+            .with_max_body_bytes(usize::MAX)
+            .with_max_concurrent_requests(Some(usize::MAX))
+            .with_request_timeout(Some(max))
+            .with_read_timeout(max)
+            .with_sse_keep_alive(Some(max))
+            .with_shutdown_grace(max)
+            .with_session_idle_timeout(max);
+        assert_eq!(c.max_body_bytes(), usize::MAX);
+        assert_eq!(
+            c.max_concurrent_requests(),
+            Some(tokio::sync::Semaphore::MAX_PERMITS)
+        );
+        for d in [
+            c.request_timeout(),
+            Some(c.read_timeout()),
+            c.sse_keep_alive(),
+            Some(c.shutdown_grace()),
+            Some(c.session_idle_timeout()),
+        ] {
+            assert_eq!(d, Some(MAX_DURATION));
+        }
     }
 }

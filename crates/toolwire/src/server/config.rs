@@ -1,0 +1,278 @@
+//! [`ServerConfig`]: the settings of a [`Server`](crate::Server), and the
+//! bounds every time limit of the crate is kept within.
+//!
+//! The fields are private: each value passes through a setter that keeps it
+//! in the range the server can serve, so no configuration can make a
+//! request panic.
+
+use crate::bus::NotificationBus;
+use crate::handler::wire_millis;
+use crate::mrtr::StateKeys;
+use std::sync::Arc;
+use std::time::Duration;
+use toolwire_proto::meta::PROTOCOL_VERSION;
+use toolwire_proto::types::CacheScope;
+
+/// The longest time limit kept: deadlines are computed as `now + limit`,
+/// and a year is "never" in practice while staying far from overflow.
+pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// The shortest time limit kept: a limit of zero would expire before the
+/// work it bounds could start.
+pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(1);
+
+/// A time limit within [`MIN_TIMEOUT`]..=[`MAX_DURATION`].
+pub(crate) fn timeout_within_bounds(d: Duration) -> Duration {
+    d.clamp(MIN_TIMEOUT, MAX_DURATION)
+}
+
+/// How long a sealed `requestState` lives at least: a client needs time to
+/// collect the answers before it retries.
+const MIN_STATE_TTL: Duration = Duration::from_millis(1);
+
+/// Server settings. Build with [`ServerConfig::new`] (or `Default`) and the
+/// `with_*` methods; read them back with the getters of the same names.
+///
+/// Every setter keeps its value in the range the server can serve: counts
+/// are at least 1, time limits at least 1 ms and at most a year (a sealed
+/// `requestState` lives at least 1 s). A value outside is moved to the
+/// nearest bound, so no setting can make a request fail or panic.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) instructions: Option<String>,
+    pub(crate) page_size: usize,
+    pub(crate) ttl: Duration,
+    /// `ttl` in the wire's whole milliseconds (`ttlMs`), converted once by
+    /// the setter so building a result converts nothing.
+    pub(crate) ttl_ms: u64,
+    pub(crate) cache_scope: CacheScope,
+    pub(crate) supported_versions: Vec<String>,
+    pub(crate) state_keys: Option<StateKeys>,
+    pub(crate) state_ttl: Duration,
+    pub(crate) max_listeners: usize,
+    pub(crate) bus: Option<Arc<dyn NotificationBus>>,
+    pub(crate) legacy_input_timeout: Duration,
+    pub(crate) legacy_max_rounds: u32,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self::new("toolwire", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+impl ServerConfig {
+    /// A configuration with the given identity (`serverInfo`) and default
+    /// settings.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        let ttl = Duration::from_secs(60);
+        Self {
+            name: name.into(),
+            version: version.into(),
+            instructions: None,
+            page_size: 100,
+            ttl,
+            ttl_ms: wire_millis(ttl),
+            cache_scope: CacheScope::Public,
+            supported_versions: vec![PROTOCOL_VERSION.to_owned()],
+            state_keys: None,
+            state_ttl: Duration::from_secs(600),
+            max_listeners: 1024,
+            bus: None,
+            legacy_input_timeout: Duration::from_secs(300),
+            legacy_max_rounds: 8,
+        }
+    }
+
+    /// `serverInfo.name`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// `serverInfo.version`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// Natural-language guidance returned by `server/discover`.
+    pub fn instructions(&self) -> Option<&str> {
+        self.instructions.as_deref()
+    }
+
+    /// Sets the instructions.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Items per list page (`tools/list`, `prompts/list`, `resources/list`,
+    /// `resources/templates/list`).
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// Sets the list page size (default 100; at least 1).
+    #[must_use]
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size.max(1);
+        self
+    }
+
+    /// How long cacheable results may be reused: sent as `ttlMs`.
+    pub fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
+    /// Sets how long cacheable results may be reused (default 60 s). Sent
+    /// as `ttlMs` in whole milliseconds; zero tells clients not to reuse.
+    /// Spec: server/utilities/caching.mdx
+    #[must_use]
+    pub fn with_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self.ttl_ms = wire_millis(ttl);
+        self
+    }
+
+    /// `cacheScope` on cacheable results.
+    pub fn cache_scope(&self) -> CacheScope {
+        self.cache_scope
+    }
+
+    /// Sets `cacheScope` for cacheable results (default `public`).
+    #[must_use]
+    pub fn with_cache_scope(mut self, scope: CacheScope) -> Self {
+        self.cache_scope = scope;
+        self
+    }
+
+    /// The protocol versions served, newest first.
+    pub fn supported_versions(&self) -> &[String] {
+        &self.supported_versions
+    }
+
+    /// The keys that seal `requestState`. `None` uses a random key made
+    /// once per process, so state only opens in the process that sealed it.
+    pub fn state_keys(&self) -> Option<&StateKeys> {
+        self.state_keys.as_ref()
+    }
+
+    /// Sets the keyring that seals `requestState`: the first key seals,
+    /// every key opens. Replicas that share it open each other's state.
+    #[must_use]
+    pub fn with_state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid.
+    pub fn state_ttl(&self) -> Duration {
+        self.state_ttl
+    }
+
+    /// Sets how long a sealed `requestState` stays valid (default 10
+    /// minutes; at least 1 ms, at most a year).
+    #[must_use]
+    pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl.clamp(MIN_STATE_TTL, MAX_DURATION);
+        self
+    }
+
+    /// How many `subscriptions/listen` streams may be open at once.
+    pub fn max_listeners(&self) -> usize {
+        self.max_listeners
+    }
+
+    /// Sets how many `subscriptions/listen` streams may be open at once
+    /// (default 1024; at least 1). Beyond it a listen request gets an error.
+    #[must_use]
+    pub fn with_max_listeners(mut self, max: usize) -> Self {
+        self.max_listeners = max.max(1);
+        self
+    }
+
+    /// Where list changes are published and listen streams subscribe.
+    /// `None` gives each server its own [`InMemoryBus`](crate::InMemoryBus).
+    pub fn bus(&self) -> Option<&Arc<dyn NotificationBus>> {
+        self.bus.as_ref()
+    }
+
+    /// Sets the notification bus, for example one shared by every replica.
+    #[must_use]
+    pub fn with_bus(mut self, bus: Arc<dyn NotificationBus>) -> Self {
+        self.bus = Some(bus);
+        self
+    }
+
+    /// Legacy sessions: how long a server-to-client request (the MRTR
+    /// shim's elicitation, sampling or roots request) waits for the
+    /// client's answer.
+    pub fn legacy_input_timeout(&self) -> Duration {
+        self.legacy_input_timeout
+    }
+
+    /// Sets how long a server-to-client request of a legacy session waits
+    /// for the client's answer (default 5 minutes; at least 1 ms, at most a
+    /// year).
+    #[must_use]
+    pub fn with_legacy_input_timeout(mut self, timeout: Duration) -> Self {
+        self.legacy_input_timeout = timeout_within_bounds(timeout);
+        self
+    }
+
+    /// Legacy sessions: how many `input_required` rounds the MRTR shim runs
+    /// for one request before giving up with `-32603`.
+    pub fn legacy_max_rounds(&self) -> u32 {
+        self.legacy_max_rounds
+    }
+
+    /// Sets how many `input_required` rounds the legacy MRTR shim runs for
+    /// one request (default 8, at least 1).
+    #[must_use]
+    pub fn with_legacy_max_rounds(mut self, rounds: u32) -> Self {
+        self.legacy_max_rounds = rounds.max(1);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn setters_keep_every_value_in_the_range_that_serves() {
+        let c = ServerConfig::new("n", "v")
+            .with_page_size(0)
+            .with_state_ttl(Duration::ZERO)
+            .with_max_listeners(0)
+            .with_legacy_input_timeout(Duration::ZERO)
+            .with_legacy_max_rounds(0)
+            .with_ttl(Duration::ZERO);
+        assert_eq!(c.page_size(), 1);
+        assert_eq!(c.state_ttl(), MIN_STATE_TTL);
+        assert_eq!(c.max_listeners(), 1);
+        assert_eq!(c.legacy_input_timeout(), MIN_TIMEOUT);
+        assert_eq!(c.legacy_max_rounds(), 1);
+        assert_eq!((c.ttl(), c.ttl_ms), (Duration::ZERO, 0));
+
+        let c = ServerConfig::default()
+            .with_state_ttl(Duration::MAX)
+            .with_legacy_input_timeout(Duration::MAX)
+            .with_ttl(Duration::MAX)
+            .with_page_size(usize::MAX);
+        assert_eq!(c.state_ttl(), MAX_DURATION);
+        assert_eq!(c.legacy_input_timeout(), MAX_DURATION);
+        assert_eq!(c.ttl(), Duration::MAX);
+        assert_eq!(c.ttl_ms, u64::MAX, "saturates rather than wraps");
+        assert_eq!(c.page_size(), usize::MAX);
+    }
+
+    #[test]
+    fn ttl_is_sent_in_whole_milliseconds() {
+        let c = ServerConfig::default().with_ttl(Duration::from_micros(2_999));
+        assert_eq!(c.ttl_ms, 2);
+        assert_eq!(ServerConfig::default().ttl_ms, 60_000);
+    }
+}

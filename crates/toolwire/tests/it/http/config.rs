@@ -250,3 +250,20 @@ async fn the_largest_durations_serve_and_shut_down() {
     let events = resp.events();
     assert_eq!(events.last().map(|e| e["id"].clone()), Some(json!(7)));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_host_and_origin_lists_refuse_cleanly() {
+    let none: [&str; 0] = [];
+    let s = TestServer::with(HttpConfig::new().with_allowed_hosts(none)).await;
+    for _ in 0..2 {
+        let resp = Req::call("echo", json!({"text": "x"})).send(s.addr).await;
+        assert_eq!(resp.status, 403, "{}", resp.text());
+    }
+    let s = TestServer::with(HttpConfig::new().with_allowed_origins(none)).await;
+    s.assert_healthy().await;
+    let resp = Req::call("echo", json!({"text": "x"}))
+        .set("Origin", "http://localhost")
+        .send(s.addr)
+        .await;
+    assert_eq!(resp.status, 403, "{}", resp.text());
+}

@@ -11,6 +11,10 @@
 //! built and registered the same way; a [`Completer`] suggests values for a
 //! prompt argument or a template variable.
 //!
+//! Every handler (tool, prompt, resource read) finishes with the same
+//! shape, a [`HandlerOutput`] (complete, or [`InputRequired`] to ask the
+//! client first), and fails with the same [`HandlerError`].
+//!
 //! With the `client` feature, a `Client` speaks to any MCP server over
 //! stdio (a child process or any pipe pair) or Streamable HTTP (plain
 //! `http://`; no TLS yet): typed requests, multi round-trip requests answered

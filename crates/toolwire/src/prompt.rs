@@ -41,33 +41,33 @@ impl From<GetPromptResult> for PromptResult {
 }
 
 impl IntoHandlerOutput<GetPromptResult> for GetPromptResult {
-    fn into_handler_output(self) -> Handled<GetPromptResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
         Ok(HandlerOutput::Complete(self))
     }
 }
 
 impl IntoHandlerOutput<GetPromptResult> for Vec<PromptMessage> {
-    fn into_handler_output(self) -> Handled<GetPromptResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
         GetPromptResult::new(self).into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<GetPromptResult> for PromptMessage {
-    fn into_handler_output(self) -> Handled<GetPromptResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
         vec![self].into_handler_output()
     }
 }
 
 /// One user message with this text.
 impl IntoHandlerOutput<GetPromptResult> for String {
-    fn into_handler_output(self) -> Handled<GetPromptResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
         PromptMessage::text(Role::User, self).into_handler_output()
     }
 }
 
 /// One user message with this text.
 impl IntoHandlerOutput<GetPromptResult> for &'static str {
-    fn into_handler_output(self) -> Handled<GetPromptResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
         self.to_owned().into_handler_output()
     }
 }

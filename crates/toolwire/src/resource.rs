@@ -8,7 +8,8 @@
 use crate::completion::Completer;
 use crate::context::RequestContext;
 use crate::handler::{
-    BoxFuture, Handled, HandlerOutput, IntoHandlerOutput, RegistrationError, ResourceProblem,
+    BoxFuture, Handled, HandlerError, HandlerOutput, IntoHandlerOutput, RegistrationError,
+    ResourceProblem,
 };
 use crate::uri_template::UriTemplate;
 use std::collections::BTreeMap;
@@ -46,49 +47,49 @@ pub(crate) fn not_found(uri: &str) -> ErrorObject {
 /// contents), both at the requested URI with the resource's MIME type, or
 /// contents of their own.
 impl IntoHandlerOutput<Vec<ResourceContents>> for Vec<ResourceContents> {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         Ok(HandlerOutput::Complete(self))
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for ResourceContents {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         vec![self].into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for TextResourceContents {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         ResourceContents::Text(self).into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for BlobResourceContents {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         ResourceContents::Blob(self).into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for String {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         TextResourceContents::new("", self).into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for &'static str {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         self.to_owned().into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for Vec<u8> {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         BlobResourceContents::from_bytes("", &self).into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<Vec<ResourceContents>> for &'static [u8] {
-    fn into_handler_output(self) -> Handled<Vec<ResourceContents>> {
+    fn into_handler_output(self) -> Result<HandlerOutput<Vec<ResourceContents>>, HandlerError> {
         BlobResourceContents::from_bytes("", self).into_handler_output()
     }
 }

@@ -47,33 +47,33 @@ impl From<CallToolResult> for ToolResult {
 }
 
 impl IntoHandlerOutput<CallToolResult> for CallToolResult {
-    fn into_handler_output(self) -> Handled<CallToolResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<CallToolResult>, HandlerError> {
         Ok(HandlerOutput::Complete(self))
     }
 }
 
 /// One text block.
 impl IntoHandlerOutput<CallToolResult> for String {
-    fn into_handler_output(self) -> Handled<CallToolResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<CallToolResult>, HandlerError> {
         Ok(HandlerOutput::Complete(CallToolResult::text(self)))
     }
 }
 
 /// One text block.
 impl IntoHandlerOutput<CallToolResult> for &'static str {
-    fn into_handler_output(self) -> Handled<CallToolResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<CallToolResult>, HandlerError> {
         self.to_owned().into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<CallToolResult> for ContentBlock {
-    fn into_handler_output(self) -> Handled<CallToolResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<CallToolResult>, HandlerError> {
         vec![self].into_handler_output()
     }
 }
 
 impl IntoHandlerOutput<CallToolResult> for Vec<ContentBlock> {
-    fn into_handler_output(self) -> Handled<CallToolResult> {
+    fn into_handler_output(self) -> Result<HandlerOutput<CallToolResult>, HandlerError> {
         let mut result = CallToolResult::text(String::new());
         result.content = self;
         Ok(HandlerOutput::Complete(result))

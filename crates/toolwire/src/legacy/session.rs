@@ -254,7 +254,7 @@ impl Session {
             Err(_) => {
                 outstanding.reason = "timed out";
                 Err(ErrorObject::new(
-                    ErrorCode(-32001),
+                    ErrorCode::LEGACY_REQUEST_TIMEOUT,
                     format!(
                         "the client did not answer {method} within {} ms",
                         timeout.as_millis()

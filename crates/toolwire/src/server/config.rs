@@ -26,17 +26,13 @@ pub(crate) fn timeout_within_bounds(d: Duration) -> Duration {
     d.clamp(MIN_TIMEOUT, MAX_DURATION)
 }
 
-/// How long a sealed `requestState` lives at least: a client needs time to
-/// collect the answers before it retries.
-const MIN_STATE_TTL: Duration = Duration::from_millis(1);
-
 /// Server settings. Build with [`ServerConfig::new`] (or `Default`) and the
 /// `with_*` methods; read them back with the getters of the same names.
 ///
 /// Every setter keeps its value in the range the server can serve: counts
-/// are at least 1, time limits at least 1 ms and at most a year (a sealed
-/// `requestState` lives at least 1 s). A value outside is moved to the
-/// nearest bound, so no setting can make a request fail or panic.
+/// are at least 1, time limits at least 1 ms and at most a year. A value
+/// outside is moved to the nearest bound, so no setting can make a request
+/// panic.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub(crate) name: String,
@@ -173,10 +169,11 @@ impl ServerConfig {
     }
 
     /// Sets how long a sealed `requestState` stays valid (default 10
-    /// minutes; at least 1 ms, at most a year).
+    /// minutes; at least 1 ms, at most a year). A retry after it gets
+    /// `-32602`.
     #[must_use]
     pub fn with_state_ttl(mut self, ttl: Duration) -> Self {
-        self.state_ttl = ttl.clamp(MIN_STATE_TTL, MAX_DURATION);
+        self.state_ttl = timeout_within_bounds(ttl);
         self
     }
 
@@ -251,7 +248,7 @@ mod tests {
             .with_legacy_max_rounds(0)
             .with_ttl(Duration::ZERO);
         assert_eq!(c.page_size(), 1);
-        assert_eq!(c.state_ttl(), MIN_STATE_TTL);
+        assert_eq!(c.state_ttl(), MIN_TIMEOUT);
         assert_eq!(c.max_listeners(), 1);
         assert_eq!(c.legacy_input_timeout(), MIN_TIMEOUT);
         assert_eq!(c.legacy_max_rounds(), 1);

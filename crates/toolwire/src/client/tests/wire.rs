@@ -355,6 +355,45 @@ async fn request_timeout_cancels_the_request() {
 }
 
 #[tokio::test]
+async fn client_limits_at_their_extremes_are_kept_in_range_and_never_panic() {
+    let builder = ClientBuilder::new()
+        .with_request_timeout(Some(Duration::ZERO))
+        .with_max_input_rounds(0);
+    assert_eq!(builder.request_timeout(), Some(Duration::from_millis(1)));
+    assert_eq!(builder.max_input_rounds(), 1);
+    // A zero timeout is a 1 ms one: a silent server times out cleanly.
+    let fake = FakeStdio::start(builder, |_req| Vec::new());
+    let err = fake.client.discover().await.expect_err("times out");
+    assert!(matches!(err, ClientError::Timeout(_)), "{err}");
+
+    let huge = ClientBuilder::new().with_request_timeout(Some(Duration::MAX));
+    assert_eq!(
+        huge.request_timeout(),
+        Some(Duration::from_secs(365 * 24 * 60 * 60))
+    );
+    let options = RequestOptions::new().with_timeout(Duration::MAX);
+    assert_eq!(options.timeout(), huge.request_timeout());
+    // The largest timeout and the largest `ttlMs` a server can send: served
+    // and cached, no overflow.
+    let fake = FakeStdio::start(huge, move |req| match req["method"].as_str() {
+        Some("tools/list") => vec![result(req, tools_page(json!([plain_tool("t")]), u64::MAX))],
+        _ => vec![error(req, -32601, "no", None)],
+    });
+    for _ in 0..2 {
+        let tools = fake.client.list_tools().await.expect("list");
+        assert_eq!(tools.len(), 1);
+    }
+    assert_eq!(
+        fake.all()
+            .iter()
+            .filter(|m| m["method"] == "tools/list")
+            .count(),
+        1,
+        "the second list came from the cache"
+    );
+}
+
+#[tokio::test]
 async fn listen_yields_typed_notifications_and_invalidates_the_cache() {
     let lists = Arc::new(Mutex::new(0));
     let count = Arc::clone(&lists);

@@ -4,9 +4,11 @@
 //! a dropped connection from a panic).
 
 use super::TestServer;
-use super::client::{Open, Req, meta};
+use super::client::{Open, Req, Resp, meta};
 use serde_json::{Value, json};
 use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 use toolwire::{HttpConfig, ServerConfig};
 
 fn post(method: &str, params: Value) -> Req {
@@ -113,7 +115,7 @@ async fn the_largest_page_size_and_ttl_serve_one_page_with_a_saturated_ttl() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_zero_state_ttl_expires_states_cleanly() {
+async fn a_zero_state_ttl_expires_state_cleanly_and_keeps_serving() {
     let server_config = ServerConfig::new("toolwire-it", "0.0.0").with_state_ttl(Duration::ZERO);
     let s = TestServer::with_server(server_config, HttpConfig::new()).await;
     let mut m = meta();
@@ -128,7 +130,7 @@ async fn a_zero_state_ttl_expires_states_cleanly() {
         .await
         .json();
     assert_eq!(r1["result"]["resultType"], "input_required", "{r1}");
-    // Longer than the 1 ms floor a zero TTL is raised to.
+    // Far longer than the 1 ms the TTL is raised to.
     tokio::time::sleep(Duration::from_millis(50)).await;
     let r2 = call(json!({
         "name": "confirm",
@@ -137,18 +139,17 @@ async fn a_zero_state_ttl_expires_states_cleanly() {
         "inputResponses": {"ok": {"action": "accept", "content": {"confirm": true}}},
     }))
     .send(s.addr)
-    .await;
-    // Refused as expired (never a panic or a 5xx), and the server goes on.
-    assert_eq!(r2.status, 400, "{}", r2.text());
-    let r2 = r2.json();
+    .await
+    .json();
     assert_eq!(r2["error"]["code"], -32602, "{r2}");
-    let message = r2["error"]["message"].as_str().unwrap_or_default();
-    assert!(message.contains("expired"), "{r2}");
-    let again = call(json!({"name": "confirm", "arguments": {}}))
+    let message = r2["error"]["message"].as_str().expect("message");
+    assert!(message.contains("expired"), "{message}");
+    // Still serving: a new first round asks again.
+    let r3 = call(json!({"name": "confirm", "arguments": {}}))
         .send(s.addr)
         .await
         .json();
-    assert_eq!(again["result"]["resultType"], "input_required", "{again}");
+    assert_eq!(r3["result"]["resultType"], "input_required", "{r3}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -175,6 +176,29 @@ async fn a_zero_keep_alive_interval_still_streams() {
         .await;
 }
 
+/// Sends `req` on a fresh connection and reads until the server closes:
+/// `None` when it closed without a response (what a missed head read
+/// timeout does), else the parsed response.
+async fn try_send(addr: std::net::SocketAddr, req: &Req) -> Option<Resp> {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let mut bytes = req.head(addr, Some(req.body.len()));
+    bytes.extend_from_slice(&req.body);
+    let _ = stream.write_all(&bytes).await;
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf)).await;
+    assert!(
+        read.is_ok(),
+        "the server neither answered nor closed within 10 s"
+    );
+    if buf.is_empty() {
+        return None;
+    }
+    Some(
+        Resp::parse(&buf)
+            .unwrap_or_else(|| panic!("a partial response: {:?}", String::from_utf8_lossy(&buf))),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_zero_read_timeout_and_idle_timeout_still_serve() {
     let config = HttpConfig::new()
@@ -182,21 +206,24 @@ async fn a_zero_read_timeout_and_idle_timeout_still_serve() {
         .with_session_idle_timeout(Duration::ZERO)
         .with_shutdown_grace(Duration::ZERO);
     let mut s = TestServer::with(config).await;
-    // The body is sent with the head, so even a 1 ms read limit is met
-    // unless the machine stalls; a stalled read is a clean 408.
+    // The whole request is written at once, so the 1 ms the limit is
+    // raised to is usually met; when the machine stalls, the documented
+    // outcomes are a clean 408 or a closed connection, never a broken
+    // response.
+    let req = Req::call("echo", json!({"text": "quick"}));
     let mut served = false;
-    for _ in 0..20 {
-        let resp = Req::call("echo", json!({"text": "quick"}))
-            .send(s.addr)
-            .await;
-        assert!(matches!(resp.status, 200 | 408), "{}", resp.text());
-        if resp.status == 200 {
-            assert_eq!(resp.json()["result"]["content"][0]["text"], "quick");
-            served = true;
-            break;
+    for _ in 0..50 {
+        match try_send(s.addr, &req).await {
+            Some(resp) if resp.status == 200 => {
+                assert_eq!(resp.json()["result"]["content"][0]["text"], "quick");
+                served = true;
+                break;
+            }
+            Some(resp) => assert_eq!(resp.status, 408, "{}", resp.text()),
+            None => {}
         }
     }
-    assert!(served, "no call was served");
+    assert!(served, "no call was served in 50 tries");
     s.shutdown(Duration::from_secs(5)).await;
 }
 
@@ -222,4 +249,21 @@ async fn the_largest_durations_serve_and_shut_down() {
     assert_eq!(resp.status, 200);
     let events = resp.events();
     assert_eq!(events.last().map(|e| e["id"].clone()), Some(json!(7)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn empty_host_and_origin_lists_refuse_cleanly() {
+    let none: [&str; 0] = [];
+    let s = TestServer::with(HttpConfig::new().with_allowed_hosts(none)).await;
+    for _ in 0..2 {
+        let resp = Req::call("echo", json!({"text": "x"})).send(s.addr).await;
+        assert_eq!(resp.status, 403, "{}", resp.text());
+    }
+    let s = TestServer::with(HttpConfig::new().with_allowed_origins(none)).await;
+    s.assert_healthy().await;
+    let resp = Req::call("echo", json!({"text": "x"}))
+        .set("Origin", "http://localhost")
+        .send(s.addr)
+        .await;
+    assert_eq!(resp.status, 403, "{}", resp.text());
 }

@@ -40,9 +40,6 @@ pub struct ServerConfig {
     pub(crate) instructions: Option<String>,
     pub(crate) page_size: usize,
     pub(crate) ttl: Duration,
-    /// `ttl` in the wire's whole milliseconds (`ttlMs`), converted once by
-    /// the setter so building a result converts nothing.
-    pub(crate) ttl_ms: u64,
     pub(crate) cache_scope: CacheScope,
     pub(crate) supported_versions: Vec<String>,
     pub(crate) state_keys: Option<StateKeys>,
@@ -70,7 +67,6 @@ impl ServerConfig {
             instructions: None,
             page_size: 100,
             ttl,
-            ttl_ms: wire_millis(ttl),
             cache_scope: CacheScope::Public,
             supported_versions: vec![PROTOCOL_VERSION.to_owned()],
             state_keys: None,
@@ -128,8 +124,13 @@ impl ServerConfig {
     #[must_use]
     pub fn with_ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl;
-        self.ttl_ms = wire_millis(ttl);
         self
+    }
+
+    /// [`ttl`](Self::ttl) as the wire's `ttlMs`: whole milliseconds,
+    /// converted where a result is built.
+    pub(crate) fn ttl_ms(&self) -> u64 {
+        wire_millis(self.ttl)
     }
 
     /// `cacheScope` on cacheable results.
@@ -252,7 +253,7 @@ mod tests {
         assert_eq!(c.max_listeners(), 1);
         assert_eq!(c.legacy_input_timeout(), MIN_TIMEOUT);
         assert_eq!(c.legacy_max_rounds(), 1);
-        assert_eq!((c.ttl(), c.ttl_ms), (Duration::ZERO, 0));
+        assert_eq!((c.ttl(), c.ttl_ms()), (Duration::ZERO, 0));
 
         let c = ServerConfig::default()
             .with_state_ttl(Duration::MAX)
@@ -262,14 +263,14 @@ mod tests {
         assert_eq!(c.state_ttl(), MAX_DURATION);
         assert_eq!(c.legacy_input_timeout(), MAX_DURATION);
         assert_eq!(c.ttl(), Duration::MAX);
-        assert_eq!(c.ttl_ms, u64::MAX, "saturates rather than wraps");
+        assert_eq!(c.ttl_ms(), u64::MAX, "saturates rather than wraps");
         assert_eq!(c.page_size(), usize::MAX);
     }
 
     #[test]
     fn ttl_is_sent_in_whole_milliseconds() {
         let c = ServerConfig::default().with_ttl(Duration::from_micros(2_999));
-        assert_eq!(c.ttl_ms, 2);
-        assert_eq!(ServerConfig::default().ttl_ms, 60_000);
+        assert_eq!(c.ttl_ms(), 2);
+        assert_eq!(ServerConfig::default().ttl_ms(), 60_000);
     }
 }

@@ -281,7 +281,7 @@ impl Server {
             supported_versions: c.supported_versions.clone(),
             capabilities: self.capabilities(),
             instructions: c.instructions.clone(),
-            ttl_ms: c.ttl_ms,
+            ttl_ms: c.ttl_ms(),
             cache_scope: c.cache_scope,
             meta: Some(self.result_meta()),
         }

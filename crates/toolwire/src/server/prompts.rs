@@ -70,7 +70,7 @@ impl Server {
                 result_type: ResultType::Complete,
                 prompts: items.iter().map(|p| p.definition().clone()).collect(),
                 next_cursor,
-                ttl_ms: c.ttl_ms,
+                ttl_ms: c.ttl_ms(),
                 cache_scope: c.cache_scope,
                 meta: Some(self.result_meta()),
             },

@@ -27,7 +27,7 @@ impl Server {
                 result_type: ResultType::Complete,
                 tools: items.iter().map(|t| t.definition().clone()).collect(),
                 next_cursor,
-                ttl_ms: c.ttl_ms,
+                ttl_ms: c.ttl_ms(),
                 cache_scope: c.cache_scope,
                 meta: Some(self.result_meta()),
             },

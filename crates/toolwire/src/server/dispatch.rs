@@ -50,6 +50,14 @@ pub(crate) enum JobKind {
     Complete,
 }
 
+impl Job {
+    /// Whether the job runs under the legacy MRTR shim (a multi-round
+    /// method in a legacy session) rather than once.
+    pub(crate) fn in_rounds(&self) -> bool {
+        self.kind.may_require_input() && matches!(self.p.era, Era::Legacy(_))
+    }
+}
+
 impl JobKind {
     /// Whether the handler may answer `input_required` (multi round-trip
     /// requests); the legacy shim drives those rounds.
@@ -146,17 +154,22 @@ impl Server {
     /// Runs a job's handler. In a legacy session, a handler that may answer
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
+    ///
+    /// A transport that knows the job is modern (see [`Job::in_rounds`])
+    /// may call [`run_once`](Self::run_once) directly: one future less on
+    /// the hot path.
     pub(crate) async fn run(
         &self,
         job: Job,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
     ) -> Outcome {
-        if job.kind.may_require_input()
+        if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
             let session = session.clone();
-            return legacy::rounds(self, &session, job, cancel, outbound).await;
+            // Boxed: rare, and its state would otherwise size every run.
+            return Box::pin(legacy::rounds(self, &session, job, cancel, outbound)).await;
         }
         self.run_once(job, cancel, outbound).await
     }

@@ -366,12 +366,17 @@ fn start(
     let pipeline: Pipeline = {
         let server = server.clone();
         let (child, outbound, id) = (token.clone(), out.clone(), id.clone());
-        Box::pin(async move {
-            server
-                .run(job, child, Some(outbound))
-                .await
-                .encode(&id, shape)
-        })
+        if job.in_rounds() {
+            Box::pin(async move {
+                let outcome = server.run(job, child, Some(outbound)).await;
+                outcome.encode(&id, shape)
+            })
+        } else {
+            Box::pin(async move {
+                let outcome = server.run_once(job, child, Some(outbound)).await;
+                outcome.encode(&id, shape)
+            })
+        }
     };
     let pipeline = match poll_once(pipeline, &id) {
         Ok(reply) => {

@@ -121,24 +121,25 @@ pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
 pub(super) type Early = Box<Response<HttpBody>>;
 
 /// What the head says about the era, read once: the `Mcp-Session-Id` a
-/// request names (when legacy sessions are served) and whether the
-/// `MCP-Protocol-Version` header is the modern one.
+/// request names, when legacy sessions are served and the
+/// `MCP-Protocol-Version` header is not the modern one (a modern request
+/// ignores `Mcp-Session-Id`). The usual modern request has no session
+/// header, and costs one map lookup here.
 #[derive(Debug, Default)]
 pub(super) struct Head {
-    /// The session id, when sessions are served and the version header is
-    /// not the modern one (a modern request ignores `Mcp-Session-Id`).
     pub(super) session_id: Option<String>,
-    /// The `MCP-Protocol-Version` header, if readable.
-    pub(super) version: Option<String>,
 }
 
-impl Head {
-    /// Whether the version header names a legacy revision.
-    pub(super) fn legacy_version(&self) -> bool {
-        self.version
-            .as_deref()
-            .is_some_and(|v| LEGACY_PROTOCOL_VERSIONS.contains(&v))
-    }
+/// The `MCP-Protocol-Version` header, if readable.
+pub(super) fn version_header(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(names::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+}
+
+/// Whether the version header names a legacy revision.
+fn legacy_version(headers: &HeaderMap) -> bool {
+    version_header(headers).is_some_and(|v| LEGACY_PROTOCOL_VERSIONS.contains(&v))
 }
 
 impl HttpService {
@@ -230,7 +231,7 @@ impl HttpService {
                 Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
                 Era::Legacy(session) => {
                     // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
-                    if head.version.is_some() && !head.legacy_version() {
+                    if version_header(headers).is_some() && !legacy_version(headers) {
                         return Err(Box::new(plain(
                             StatusCode::BAD_REQUEST,
                             "Bad Request: Unsupported MCP-Protocol-Version",
@@ -239,7 +240,7 @@ impl HttpService {
                     Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
                 }
             },
-            Accepted::Initialize(id, init) => Err(Box::new(self.initialize(head, &id, init))),
+            Accepted::Initialize(id, init) => Err(Box::new(self.initialize(headers, &id, init))),
             // Spec (2025-11-25): JSON-RPC errors of a session travel with 200.
             Accepted::Refused(r, Shape::Legacy(_)) => {
                 Err(Box::new(json(StatusCode::OK, r.into_body())))
@@ -247,7 +248,7 @@ impl HttpService {
             Accepted::Refused(r, Shape::Modern) => Err(Box::new(reply(r))),
             Accepted::NoSession(r) => Err(Box::new(if head.session_id.is_some() {
                 plain(StatusCode::NOT_FOUND, "Not Found: Session not found")
-            } else if head.legacy_version() {
+            } else if legacy_version(headers) {
                 plain(
                     StatusCode::BAD_REQUEST,
                     "Bad Request: Mcp-Session-Id is required",
@@ -392,19 +393,12 @@ impl HttpService {
             return Head::default();
         }
         let Some(sid) = headers.get(names::SESSION_ID) else {
-            return Head {
-                session_id: None,
-                version: version_header(headers),
-            };
+            return Head::default();
         };
-        let version = version_header(headers);
         // A modern request ignores `Mcp-Session-Id`.
-        let session_id = (version.as_deref() != Some(PROTOCOL_VERSION))
+        let session_id = (version_header(headers) != Some(PROTOCOL_VERSION))
             .then(|| sid.to_str().unwrap_or_default().to_owned());
-        Head {
-            session_id,
-            version,
-        }
+        Head { session_id }
     }
 
     /// Takes a place under the concurrent-request limit, or answers 503 at
@@ -612,8 +606,10 @@ impl HttpService {
     }
 }
 
-/// Runs a job's handler and encodes its outcome in its era, turning a
-/// panicking handler into `-32603` instead of a dropped connection.
+/// Runs a modern job's handler (once: the legacy shim's rounds are for
+/// legacy sessions, which `legacy.rs` serves) and encodes its outcome,
+/// turning a panicking handler into `-32603` instead of a dropped
+/// connection.
 pub(super) async fn execute(
     server: &Server,
     job: Job,
@@ -622,7 +618,7 @@ pub(super) async fn execute(
 ) -> Reply {
     let id = job.p.id.clone();
     let shape = job.p.era.shape();
-    match AssertUnwindSafe(server.run(job, token, outbound))
+    match AssertUnwindSafe(server.run_once(job, token, outbound))
         .catch_unwind()
         .await
     {
@@ -651,13 +647,6 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<HttpBody
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
     res
-}
-
-fn version_header(headers: &HeaderMap) -> Option<String> {
-    headers
-        .get(names::PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
 }
 
 /// `405`: modern requests are POSTs only; a legacy session also has GET

@@ -23,7 +23,7 @@
 //! basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
 
 use super::body::{HttpBody, KEEP_ALIVE, KeepAlive, ReplyFuture, push_event};
-use super::handle::{Head, error, json, plain, sse};
+use super::handle::{error, json, plain, sse, version_header};
 use super::{HttpService, names};
 use crate::legacy::{self, InitializeParams, Session};
 use crate::server::{Prepared, Reply};
@@ -31,7 +31,7 @@ use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt as _, Stream};
 use http::header::{ACCEPT, RETRY_AFTER};
 use http::request::Parts;
-use http::{HeaderValue, Response, StatusCode};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use std::future::{Future as _, poll_fn};
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -47,11 +47,11 @@ impl HttpService {
     /// `Mcp-Session-Id`. Spec (2025-11-25): basic/lifecycle.mdx#initialization
     pub(super) fn initialize(
         &self,
-        head: &Head,
+        headers: &HeaderMap,
         id: &RequestId,
         init: InitializeParams,
     ) -> Response<HttpBody> {
-        if head.version.as_deref().is_some_and(|h| h != init.requested) {
+        if version_header(headers).is_some_and(|h| h != init.requested) {
             let e = ErrorObject::invalid_request(
                 "Bad Request: MCP-Protocol-Version differs from params.protocolVersion",
             );

@@ -3,5 +3,6 @@
 //! `toolwire::Client` talking to them.
 
 mod http;
+mod readme;
 mod stdio;
 mod support;

@@ -54,8 +54,9 @@ impl Running {
     /// successfully (a graceful shutdown).
     pub async fn terminate(mut self) -> bool {
         let pid = self.child.id().expect("still running").to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
+        // The shell's own `kill`: no dependency for one signal.
+        let sent = Command::new("sh")
+            .args(["-c", &format!("kill -TERM {pid}")])
             .status()
             .await
             .expect("kill runs");

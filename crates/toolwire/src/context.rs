@@ -25,6 +25,40 @@ pub(crate) type Outbound = UnboundedSender<Bytes>;
 /// Per-request context handed to handlers (tools, prompts, resource reads).
 ///
 /// Cloning is cheap; clones share the same request.
+///
+/// # Example
+///
+/// A long tool that reports progress, logs, and stops when the call is
+/// cancelled (the client went away, or sent `notifications/cancelled`):
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwire::proto::types::LoggingLevel;
+/// use toolwire::{RequestContext, Tool, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Crawl {
+///     pages: u32,
+/// }
+///
+/// async fn crawl(input: Crawl, cx: RequestContext) -> Result<String, ToolError> {
+///     for page in 1..=input.pages {
+///         tokio::select! {
+///             () = cx.cancelled() => return Err(ToolError::failed("cancelled")),
+///             () = tokio::time::sleep(Duration::from_millis(100)) => {}
+///         }
+///         // Sent only when the request carried a `progressToken`.
+///         cx.report_progress(f64::from(page), Some(f64::from(input.pages)), None);
+///         // Sent only when `_meta` asked for this level or a lower one.
+///         cx.log(LoggingLevel::Debug, Some("crawl"), serde_json::json!({ "page": page }));
+///     }
+///     let client = cx.client_info().map_or("an unnamed client", |info| info.name.as_str());
+///     Ok(format!("crawled {} pages for {client}", input.pages))
+/// }
+///
+/// let tool = Tool::builder("crawl").input::<Crawl>().handler(crawl).unwrap();
+/// # drop(tool);
+/// ```
 #[derive(Clone, Debug)]
 pub struct RequestContext {
     inner: Arc<Inner>,

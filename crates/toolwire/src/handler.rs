@@ -157,6 +157,36 @@ impl<O> IntoTypedOutput<O> for Result<HandlerOutput<O>, HandlerError> {
 /// `Box<dyn Error + Send + Sync>` and (with the `anyhow` feature)
 /// `anyhow::Error` into [`Failed`](Self::Failed) with the error's message,
 /// and an [`ErrorObject`] into [`Protocol`](Self::Protocol).
+///
+/// # Example
+///
+/// ```
+/// use toolwire::{RequestContext, Tool, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Read {
+///     path: String,
+/// }
+///
+/// async fn read(input: Read, _cx: RequestContext) -> Result<String, ToolError> {
+///     if input.path.contains("..") {
+///         // A JSON-RPC error (-32602), not a result the model reads.
+///         return Err(ToolError::invalid_params("path must not contain .."));
+///     }
+///     // An `isError` result with the io::Error's message.
+///     let text = tokio::fs::read_to_string(&input.path).await?;
+///     // Any other error: say it in words.
+///     let first: u64 = text.trim().parse().map_err(ToolError::failed)?;
+///     Ok(format!("{}", first * 2))
+/// }
+///
+/// let tool = Tool::builder("double_file").input::<Read>().handler(read).unwrap();
+/// # drop(tool);
+///
+/// // What `?` makes of an io::Error: its message, for the model.
+/// let e = ToolError::from(std::io::Error::other("disk full"));
+/// assert!(matches!(&e, ToolError::Failed(text) if text == "disk full"));
+/// ```
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum HandlerError {

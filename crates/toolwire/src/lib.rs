@@ -26,6 +26,11 @@
 //! (protocol version and client capabilities), so any replica can serve any
 //! request.
 //!
+//! The repository's README walks through a first server (stdio, HTTP, axum),
+//! and its `examples/` directory holds runnable programs: stdio and HTTP
+//! servers, axum embedding, typed output, a tool that asks the user first,
+//! prompts and resources, and a client. Every main type below has an example.
+//!
 //! # Quick start
 //!
 //! ```no_run

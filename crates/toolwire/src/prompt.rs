@@ -74,6 +74,38 @@ impl IntoHandlerOutput<GetPromptResult> for &'static str {
 
 /// A prompt ready to be registered: its definition, argument rules,
 /// completion providers and handler.
+///
+/// # Example
+///
+/// Arguments from a struct (`String` fields required, `Option<String>`
+/// optional, doc comments as descriptions):
+///
+/// ```
+/// use toolwire::{Prompt, Server, ServerConfig};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Summarise {
+///     /// The text to summarise.
+///     text: String,
+///     /// How long the summary may be.
+///     length: Option<String>,
+/// }
+///
+/// # fn main() -> Result<(), toolwire::RegistrationError> {
+/// let prompt = Prompt::builder("summarise")
+///     .description("Asks the model for a summary")
+///     .arguments::<Summarise>()
+///     .handler(|args: Summarise, _cx| async move {
+///         let length = args.length.as_deref().unwrap_or("short");
+///         format!("Write a {length} summary of:\n{}", args.text)
+///     })?;
+/// let names: Vec<&str> = prompt.arguments().iter().map(|a| a.name.as_str()).collect();
+/// assert_eq!(names, ["text", "length"]);
+/// let server = Server::new(ServerConfig::new("demo", "1.0.0")).with_prompt(prompt)?;
+/// # drop(server);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Prompt {
     pub(crate) inner: Arc<PromptInner>,

@@ -248,6 +248,30 @@ pub(crate) struct Reader {
 }
 
 /// A resource at a fixed URI, ready to be registered.
+///
+/// # Example
+///
+/// Contents read from disk at each read; `?` on the `io::Error` makes a
+/// failed read a JSON-RPC `-32603` error with its message:
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwire::{HandlerError, Resource, Server, ServerConfig};
+///
+/// # fn main() -> Result<(), toolwire::RegistrationError> {
+/// let log = Resource::builder("file:///var/log/app.log", "app.log")
+///     .mime_type("text/plain")
+///     .ttl(Duration::from_secs(5)) // clients may reuse a read for 5 s
+///     .handler(|_cx| async {
+///         let text = tokio::fs::read_to_string("/var/log/app.log").await?;
+///         Ok::<_, HandlerError>(text)
+///     })?;
+/// assert_eq!(log.uri(), "file:///var/log/app.log");
+/// let server = Server::new(ServerConfig::new("demo", "1.0.0")).with_resource(log)?;
+/// # drop(server);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Resource {
     pub(crate) inner: Arc<ResourceInner>,

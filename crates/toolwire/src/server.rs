@@ -45,7 +45,52 @@ impl Named for Tool {
 /// A tool server. Cheap to clone; clones share state.
 ///
 /// Every transport hands requests to the same pipeline, so behaviour is
-/// identical on stdio and HTTP.
+/// identical on stdio and HTTP. Serve it with
+/// [`serve_stdio`](crate::serve_stdio), [`serve_http`](crate::serve_http),
+/// an [`HttpService`](crate::HttpService) mounted in a router, or
+/// [`serve_io`](crate::serve_io) on any pipe pair.
+///
+/// # Example
+///
+/// A server with one tool, answering a `tools/call` over an in-memory pipe
+/// (a real server would call `toolwire::serve_stdio(server).await`):
+///
+/// ```
+/// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+/// use toolwire::{Server, ServerConfig, Tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo {
+///     /// The text to send back.
+///     text: String,
+/// }
+///
+/// #[tokio::main]
+/// async fn main() -> Result<(), Box<dyn std::error::Error>> {
+///     let server = Server::new(ServerConfig::new("demo", "1.0.0")).with_tool(
+///         Tool::builder("echo")
+///             .input::<Echo>()
+///             .handler(|input: Echo, _cx| async move { input.text })?,
+///     )?;
+///     assert_eq!(server.tool_names(), ["echo"]);
+///
+///     let (client, end) = tokio::io::duplex(64 * 1024);
+///     let (read, write) = tokio::io::split(end);
+///     let serving = tokio::spawn(toolwire::serve_io(server, read, write));
+///
+///     let (client_read, mut client_write) = tokio::io::split(client);
+///     let request = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+///     client_write.write_all(format!("{request}\n").as_bytes()).await?;
+///     let mut line = String::new();
+///     BufReader::new(client_read).read_line(&mut line).await?;
+///     let response: serde_json::Value = serde_json::from_str(&line)?;
+///     assert_eq!(response["result"]["content"][0]["text"], "hi");
+///
+///     client_write.shutdown().await?; // end of input: serve_io returns
+///     serving.await??;
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone)]
 pub struct Server {
     pub(crate) inner: Arc<ServerInner>,

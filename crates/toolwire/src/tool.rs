@@ -26,6 +26,35 @@ type Handler =
 
 /// What a tool call produced: a finished `CallToolResult`, or a request for
 /// input. Spec: basic/patterns/mrtr.mdx
+///
+/// A handler returns one when it may answer either way; a handler that
+/// always finishes can return its text (or `Result<String, ToolError>`)
+/// directly.
+///
+/// # Example
+///
+/// ```
+/// use toolwire::{InputRequired, RequestContext, Tool, ToolError, ToolResult};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Lookup {
+///     sku: String,
+/// }
+///
+/// async fn lookup(input: Lookup, cx: RequestContext) -> Result<ToolResult, ToolError> {
+///     Ok(match input.sku.as_str() {
+///         "" => InputRequired::new()
+///             .elicit::<Lookup>("sku", "Which SKU?")
+///             .into(),
+///         "A-1" => ToolResult::text("3 in stock"),
+///         // `isError: true`: the model reads the text and can try again.
+///         other => ToolResult::error_text(format!("no item {other}")),
+///     })
+/// }
+///
+/// let tool = Tool::builder("lookup").input::<Lookup>().handler(lookup).unwrap();
+/// assert_eq!(tool.name(), "lookup");
+/// ```
 pub type ToolResult = HandlerOutput<CallToolResult>;
 
 impl HandlerOutput<CallToolResult> {
@@ -100,6 +129,40 @@ pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, HandlerErro
 }
 
 /// A tool ready to be registered: its definition, compiled schemas and handler.
+///
+/// Built with [`Tool::builder`], which checks the name, the schemas and the
+/// `x-mcp-header` annotations, then registered with
+/// [`Server::add_tool`](crate::Server::add_tool) (or removed again with
+/// [`Server::remove_tool`](crate::Server::remove_tool)). Cheap to clone.
+///
+/// # Example
+///
+/// ```
+/// use toolwire::{Server, ServerConfig, Tool};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo {
+///     /// The text to send back.
+///     text: String,
+/// }
+///
+/// # fn main() -> Result<(), toolwire::RegistrationError> {
+/// let echo = Tool::builder("echo")
+///     .description("Sends the text back")
+///     .input::<Echo>()
+///     .handler(|input: Echo, _cx| async move { input.text })?;
+///
+/// // The definition `tools/list` shows, with the generated input schema.
+/// let definition = echo.definition();
+/// assert_eq!(definition.description.as_deref(), Some("Sends the text back"));
+/// assert_eq!(definition.input_schema["required"], serde_json::json!(["text"]));
+///
+/// let server = Server::new(ServerConfig::new("demo", "1.0.0"));
+/// server.add_tool(echo.clone())?;
+/// assert!(server.add_tool(echo).is_err(), "names are unique");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Tool {
     pub(crate) inner: Arc<ToolInner>,
@@ -166,6 +229,62 @@ pub struct Untyped;
 pub struct Typed<O>(PhantomData<fn() -> O>);
 
 /// Builds a [`Tool`]; see [`Tool::builder`].
+///
+/// The type parameters track what the handler receives (`I`, the input
+/// type set by [`input`](Self::input)) and returns (`O`: [`Untyped`], or
+/// [`Typed<T>`] after [`output`](Self::output)). Everything is checked
+/// when [`handler`](Self::handler) finishes the tool.
+///
+/// # Example
+///
+/// A typed input and output, behaviour hints, and a required capability:
+///
+/// ```
+/// use toolwire::proto::types::ToolAnnotations;
+/// use toolwire::{RequestContext, Tool, ToolError};
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Divide {
+///     a: f64,
+///     b: f64,
+/// }
+///
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Quotient {
+///     quotient: f64,
+/// }
+///
+/// async fn divide(input: Divide, _cx: RequestContext) -> Result<Quotient, ToolError> {
+///     if input.b == 0.0 {
+///         return Err(ToolError::failed("cannot divide by zero"));
+///     }
+///     Ok(Quotient { quotient: input.a / input.b })
+/// }
+///
+/// # fn main() -> Result<(), toolwire::RegistrationError> {
+/// let tool = Tool::builder("divide")
+///     .title("Divide")
+///     .description("Divides a by b")
+///     .annotations(ToolAnnotations {
+///         read_only_hint: Some(true),
+///         ..ToolAnnotations::default()
+///     })
+///     .input::<Divide>()
+///     .output::<Quotient>() // the handler returns `Quotient` or `Result<Quotient, ToolError>`
+///     .require_capability("sampling") // clients without it get -32021
+///     .handler(divide)?;
+///
+/// let schema = tool.definition().output_schema.as_ref().expect("typed output");
+/// assert_eq!(schema["properties"]["quotient"]["type"], "number");
+///
+/// // A bad name is refused when the tool is built, not when it is called.
+/// let bad = Tool::builder("no spaces allowed")
+///     .input::<Divide>()
+///     .handler(|_: Divide, _cx| async { "never" });
+/// assert!(bad.is_err());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 #[must_use]
 pub struct ToolBuilder<I = Value, O = Untyped> {

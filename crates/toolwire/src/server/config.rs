@@ -32,7 +32,31 @@ pub(crate) fn timeout_within_bounds(d: Duration) -> Duration {
 /// Every setter keeps its value in the range the server can serve: counts
 /// are at least 1, time limits at least 1 ms and at most a year. A value
 /// outside is moved to the nearest bound, so no setting can make a request
-/// panic.
+/// fail or panic.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwire::{Server, ServerConfig, StateKeys};
+///
+/// # fn main() -> Result<(), toolwire::StateKeyError> {
+/// let config = ServerConfig::new("inventory", "2.1.0")
+///     .with_instructions("Look items up by SKU before changing them.")
+///     .with_page_size(50)
+///     .with_ttl(Duration::from_secs(30)) // results may be reused for 30 s
+///     // Replicas that share keys open each other's `requestState`; in
+///     // production read them with `StateKeys::from_env(STATE_KEYS_ENV)`.
+///     .with_state_keys(StateKeys::random()?)
+///     .with_page_size(0); // moved to the nearest bound
+/// assert_eq!(config.page_size(), 1);
+/// assert_eq!(config.ttl(), Duration::from_secs(30));
+/// assert_eq!(config.state_ttl(), Duration::from_secs(600)); // the default
+/// let server = Server::new(config);
+/// assert_eq!(server.config().name(), "inventory");
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub(crate) name: String,

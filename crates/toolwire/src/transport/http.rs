@@ -151,9 +151,13 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// use toolwire::{HttpConfig, HttpService, Server, ServerConfig};
 ///
 /// let server = Server::new(ServerConfig::new("demo", "1.0.0"));
-/// // Mount in any tower-based router, e.g. axum's `Router::route_service("/mcp", svc)`.
-/// let svc = HttpService::new(server, HttpConfig::new().with_path("/mcp"));
-/// # drop(svc);
+/// // Mount in any tower-based router, e.g. axum's `Router::route_service("/mcp", svc)`,
+/// // which hands the service the whole path.
+/// let svc = HttpService::new(server.clone(), HttpConfig::new().with_path("/mcp"));
+/// // A router that strips its prefix first (axum's `nest_service("/api/mcp", nested)`)
+/// // hands it the rest, so `/mcp` would never match: serve any path there.
+/// let nested = HttpService::new(server, HttpConfig::new().with_any_path());
+/// # drop((svc, nested));
 /// ```
 #[derive(Clone)]
 pub struct HttpService {

@@ -23,6 +23,34 @@ pub(super) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// limits and counts are at least 1, time limits at least 1 ms (the
 /// shutdown grace may be zero) and at most a year. A value outside is moved
 /// to the nearest bound, so no setting can make a request panic.
+///
+/// # Example
+///
+/// ```
+/// use std::time::Duration;
+/// use toolwire::HttpConfig;
+///
+/// let local = HttpConfig::new();
+/// assert_eq!(local.path(), Some("/mcp"));
+/// assert_eq!(
+///     local.allowed_hosts(),
+///     Some(&["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()][..])
+/// );
+///
+/// // Reached as mcp.example.com from a web app: list both, or every
+/// // request gets 403.
+/// let public = HttpConfig::new()
+///     .with_allowed_hosts(["mcp.example.com"])
+///     .with_allowed_origins(["https://app.example.com"])
+///     .with_request_timeout(Some(Duration::from_secs(120)))
+///     .with_max_body_bytes(1024 * 1024);
+/// assert_eq!(public.request_timeout(), Some(Duration::from_secs(120)));
+///
+/// // Mounted under a router that strips its prefix (axum's `nest_service`):
+/// // the router has chosen the service, so it serves every path.
+/// let nested = HttpConfig::new().with_any_path();
+/// assert_eq!(nested.path(), None);
+/// ```
 #[derive(Debug, Clone)]
 pub struct HttpConfig {
     pub(crate) path: Option<String>,

@@ -3,4 +3,6 @@
 #[cfg(feature = "http")]
 mod http;
 mod legacy;
+#[cfg(all(feature = "macros", feature = "http"))]
+mod macros;
 mod mrtr;

@@ -1,0 +1,348 @@
+//! `#[tool]` expansion: checks the function, moves each parameter into a
+//! hidden input struct (keeping its doc comment as the property description),
+//! and writes the `<name>_tool()` function that builds the `Tool`.
+
+use crate::args::ToolArgs;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, Expr, ExprLit, FnArg, GenericArgument, ItemFn, Lit, LitStr, Meta, Pat,
+    PathArguments, ReturnType, Type,
+};
+
+/// How the handler hands the request context to the function.
+enum ContextArg {
+    Owned,
+    Shared,
+    Exclusive,
+}
+
+/// One argument of the call to the user's function.
+enum CallArg {
+    Field(syn::Ident),
+    Context(ContextArg),
+}
+
+pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStream> {
+    check_signature(&func)?;
+    let krate = args.krate();
+    let fn_name = func.sig.ident.clone();
+    let tool_fn = format_ident!("{}_tool", fn_name.to_string().trim_start_matches("r#"));
+    let tool_name = match &args.name {
+        Some(name) => name.clone(),
+        None => LitStr::new(fn_name.to_string().trim_start_matches("r#"), fn_name.span()),
+    };
+
+    let mut fields = Vec::new();
+    let mut field_names = Vec::new();
+    let mut call = Vec::new();
+    let mut context_seen = false;
+    for input in &mut func.sig.inputs {
+        let FnArg::Typed(param) = input else {
+            return Err(syn::Error::new(
+                input.span(),
+                "`#[tool]` goes on a free `async fn`; a `self` parameter is not supported \
+                 (write a free function, or build the tool with `Tool::builder`)",
+            ));
+        };
+        let split = split_param_attrs(std::mem::take(&mut param.attrs))?;
+        param.attrs = split.kept;
+        let field_attrs = split.field;
+        if let Some(kind) = context_kind(&param.ty) {
+            if context_seen {
+                return Err(syn::Error::new(
+                    param.span(),
+                    "duplicate `RequestContext` parameter; a tool takes at most one",
+                ));
+            }
+            if let Some(span) = split.input_only {
+                return Err(syn::Error::new(
+                    span,
+                    "the `RequestContext` parameter is not part of the input; \
+                     it takes no `#[header]`, `#[serde]` or `#[schemars]`",
+                ));
+            }
+            context_seen = true;
+            call.push(CallArg::Context(kind));
+            continue;
+        }
+        let ident = match &*param.pat {
+            Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
+            other => {
+                return Err(syn::Error::new(
+                    other.span(),
+                    "`#[tool]` parameters must be plain names (`name: Type`): \
+                     each name becomes a property of the input schema",
+                ));
+            }
+        };
+        if let Type::Reference(r) = &*param.ty {
+            return Err(syn::Error::new(
+                r.span(),
+                "`#[tool]` parameters are deserialised from the call's arguments, so they \
+                 must be owned types (`String`, not `&str`); only `&RequestContext` may be \
+                 borrowed",
+            ));
+        }
+        let ty = &param.ty;
+        fields.push(quote! { #(#field_attrs)* #ident: #ty });
+        field_names.push(ident.clone());
+        call.push(CallArg::Field(ident));
+    }
+
+    let description = match &args.description {
+        Some(d) => Some(d.value()),
+        None => doc_text(&func.attrs),
+    };
+    let description = description.map(|d| quote! { .description(#d) });
+    let title = args.title.as_ref().map(|t| quote! { .title(#t) });
+    let annotations = args.has_annotations().then(|| {
+        let hint = |v: Option<bool>| match v {
+            Some(b) => quote! { ::core::option::Option::Some(#b) },
+            None => quote! { ::core::option::Option::None },
+        };
+        let (r, d, i, o) = (
+            hint(args.read_only),
+            hint(args.destructive),
+            hint(args.idempotent),
+            hint(args.open_world),
+        );
+        quote! {
+            .annotations(#krate::proto::types::ToolAnnotations {
+                read_only_hint: #r,
+                destructive_hint: #d,
+                idempotent_hint: #i,
+                open_world_hint: #o,
+                ..::core::default::Default::default()
+            })
+        }
+    });
+    let requires = args
+        .requires
+        .iter()
+        .map(|c| quote! { .require_capability(#c) });
+
+    let mutable_cx = call
+        .iter()
+        .any(|a| matches!(a, CallArg::Context(ContextArg::Exclusive)));
+    let cx_binding = if mutable_cx {
+        quote! { let mut __cx = __cx; }
+    } else {
+        quote! {}
+    };
+    let call_args = call.iter().map(|a| match a {
+        CallArg::Field(ident) => quote! { #ident },
+        CallArg::Context(ContextArg::Owned) => quote! { __cx },
+        CallArg::Context(ContextArg::Shared) => quote! { &__cx },
+        CallArg::Context(ContextArg::Exclusive) => quote! { &mut __cx },
+    });
+
+    let (output, convert) = if args.structured {
+        structured_output(&func.sig.output, &krate)?
+    } else {
+        (quote! {}, quote! {})
+    };
+
+    let krate_text = quote!(#krate).to_string();
+    let serde_path = format!("{krate_text}::serde");
+    let schemars_path = format!("{krate_text}::schemars");
+    let vis = &func.vis;
+    let doc = format!(
+        "The MCP tool `{}` built from [`{fn_name}`] by `#[tool]`.\n\n\
+         # Errors\n\nWhen the tool's name or schemas are invalid (see `toolwire::RegistrationError`).",
+        tool_name.value()
+    );
+    let input = format_ident!("__ToolwireInput");
+    Ok(quote! {
+        #func
+
+        #[doc = #doc]
+        #vis fn #tool_fn() -> ::core::result::Result<#krate::Tool, #krate::RegistrationError> {
+            #[derive(#krate::serde::Deserialize, #krate::schemars::JsonSchema)]
+            #[serde(crate = #serde_path)]
+            #[schemars(crate = #schemars_path)]
+            struct #input {
+                #(#fields,)*
+            }
+            #krate::Tool::builder(#tool_name)
+                #title
+                #description
+                #annotations
+                #(#requires)*
+                .input::<#input>()
+                #output
+                .handler(|__input: #input, __cx: #krate::RequestContext| async move {
+                    let #input { #(#field_names,)* } = __input;
+                    #cx_binding
+                    let __out = #fn_name(#(#call_args),*).await;
+                    #convert
+                    __out
+                })
+        }
+    })
+}
+
+fn check_signature(func: &ItemFn) -> syn::Result<()> {
+    let sig = &func.sig;
+    if sig.asyncness.is_none() {
+        return Err(syn::Error::new(
+            sig.fn_token.span(),
+            "`#[tool]` needs an `async fn`",
+        ));
+    }
+    if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
+        return Err(syn::Error::new(
+            sig.generics.span(),
+            "a `#[tool]` function cannot be generic: its input schema is fixed when the tool \
+             is built",
+        ));
+    }
+    if let Some(v) = &sig.variadic {
+        return Err(syn::Error::new(
+            v.span(),
+            "`#[tool]` functions are not variadic",
+        ));
+    }
+    Ok(())
+}
+
+/// Splits a parameter's attributes into those for the input struct's field
+/// (doc comments, `serde`, `schemars`, and `header` turned into the
+/// `x-mcp-header` annotation) and those the function keeps.
+fn split_param_attrs(attrs: Vec<Attribute>) -> syn::Result<ParamAttrs> {
+    let mut field = Vec::new();
+    let mut kept = Vec::new();
+    let mut input_only = None;
+    let mut header_seen = false;
+    for attr in attrs {
+        let path = attr.path();
+        if path.is_ident("doc") {
+            field.push(quote! { #attr });
+        } else if path.is_ident("serde") || path.is_ident("schemars") {
+            input_only.get_or_insert(attr.span());
+            field.push(quote! { #attr });
+        } else if path.is_ident("header") {
+            if header_seen {
+                return Err(syn::Error::new(
+                    attr.span(),
+                    "a parameter is mirrored into at most one header",
+                ));
+            }
+            header_seen = true;
+            input_only.get_or_insert(attr.span());
+            let name: LitStr = attr.parse_args().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "expected `#[header(\"Name\")]`: the header is `Mcp-Param-Name`",
+                )
+            })?;
+            // Spec: server/tools.mdx#x-mcp-header
+            let span = attr.span();
+            field.push(quote_spanned! {span=> #[schemars(extend("x-mcp-header" = #name))] });
+        } else {
+            kept.push(attr);
+        }
+    }
+    Ok(ParamAttrs {
+        field,
+        kept,
+        input_only,
+    })
+}
+
+/// A parameter's attributes, split by where they go.
+struct ParamAttrs {
+    /// For the input struct's field.
+    field: Vec<TokenStream>,
+    /// For the function's parameter.
+    kept: Vec<Attribute>,
+    /// The first attribute that only makes sense on an input property.
+    input_only: Option<proc_macro2::Span>,
+}
+
+/// The request context, recognised by its type's last path segment:
+/// `RequestContext`, `&RequestContext` or `&mut RequestContext`.
+fn context_kind(ty: &Type) -> Option<ContextArg> {
+    let (inner, kind) = match ty {
+        Type::Reference(r) if r.mutability.is_some() => (&*r.elem, ContextArg::Exclusive),
+        Type::Reference(r) => (&*r.elem, ContextArg::Shared),
+        other => (other, ContextArg::Owned),
+    };
+    let Type::Path(p) = inner else { return None };
+    let last = p.path.segments.last()?;
+    (p.qself.is_none() && last.ident == "RequestContext" && last.arguments.is_none())
+        .then_some(kind)
+}
+
+/// The function's doc comment as one description: each line without the
+/// one space after `///`, blank lines kept as paragraph breaks.
+fn doc_text(attrs: &[Attribute]) -> Option<String> {
+    let lines: Vec<String> = attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .filter_map(|a| match &a.meta {
+            Meta::NameValue(nv) => match &nv.value {
+                Expr::Lit(ExprLit {
+                    lit: Lit::Str(s), ..
+                }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .flat_map(|s| {
+            s.split('\n')
+                .map(|l| l.strip_prefix(' ').unwrap_or(l).trim_end().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let text = lines.join("\n").trim().to_owned();
+    (!text.is_empty()).then_some(text)
+}
+
+/// For `#[tool(structured)]`: the `.output::<O>()` call and the conversion of
+/// the function's value. `O` is the return type with `Result<_, E>` and then
+/// `HandlerOutput<_>` peeled off, by the last path segment's name.
+fn structured_output(
+    output: &ReturnType,
+    krate: &syn::Path,
+) -> syn::Result<(TokenStream, TokenStream)> {
+    let ReturnType::Type(_, ty) = output else {
+        return Err(syn::Error::new(
+            output.span(),
+            "`#[tool(structured)]` needs a return type: the struct sent as `structuredContent`",
+        ));
+    };
+    let (is_result, inner) = match generic_of(ty, "Result") {
+        Some(inner) => (true, inner),
+        None => (false, &**ty),
+    };
+    let out_ty = generic_of(inner, "HandlerOutput").unwrap_or(inner);
+    let convert = if is_result {
+        quote! {
+            let __out = ::core::result::Result::map_err(
+                __out,
+                |e| -> #krate::HandlerError { ::core::convert::Into::into(e) },
+            );
+        }
+    } else {
+        quote! {}
+    };
+    Ok((quote! { .output::<#out_ty>() }, convert))
+}
+
+/// The first generic argument of `ty` when its last path segment is `name`.
+fn generic_of<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    args.args.iter().find_map(|a| match a {
+        GenericArgument::Type(t) => Some(t),
+        _ => None,
+    })
+}

@@ -8,7 +8,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{
     Attribute, Expr, ExprLit, FnArg, GenericArgument, ItemFn, Lit, LitStr, Meta, Pat,
-    PathArguments, ReturnType, Type,
+    PathArguments, ReturnType, Signature, Type,
 };
 
 /// How the handler hands the request context to the function.
@@ -40,8 +40,8 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
     let mut context_seen = false;
     for input in &mut func.sig.inputs {
         let FnArg::Typed(param) = input else {
-            return Err(syn::Error::new(
-                input.span(),
+            return Err(syn::Error::new_spanned(
+                &*input,
                 "`#[tool]` goes on a free `async fn`; a `self` parameter is not supported \
                  (write a free function, or build the tool with `Tool::builder`)",
             ));
@@ -51,14 +51,14 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         let field_attrs = split.field;
         if let Some(kind) = context_kind(&param.ty) {
             if context_seen {
-                return Err(syn::Error::new(
-                    param.span(),
+                return Err(syn::Error::new_spanned(
+                    &*param,
                     "duplicate `RequestContext` parameter; a tool takes at most one",
                 ));
             }
-            if let Some(span) = split.input_only {
-                return Err(syn::Error::new(
-                    span,
+            if let Some(attr) = split.input_only {
+                return Err(syn::Error::new_spanned(
+                    attr,
                     "the `RequestContext` parameter is not part of the input; \
                      it takes no `#[header]`, `#[serde]` or `#[schemars]`",
                 ));
@@ -70,16 +70,16 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         let ident = match &*param.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
             other => {
-                return Err(syn::Error::new(
-                    other.span(),
+                return Err(syn::Error::new_spanned(
+                    other,
                     "`#[tool]` parameters must be plain names (`name: Type`): \
                      each name becomes a property of the input schema",
                 ));
             }
         };
         if let Type::Reference(r) = &*param.ty {
-            return Err(syn::Error::new(
-                r.span(),
+            return Err(syn::Error::new_spanned(
+                r,
                 "`#[tool]` parameters are deserialised from the call's arguments, so they \
                  must be owned types (`String`, not `&str`); only `&RequestContext` may be \
                  borrowed",
@@ -138,11 +138,7 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         CallArg::Context(ContextArg::Exclusive) => quote! { &mut __cx },
     });
 
-    let (output, convert) = if args.structured {
-        structured_output(&func.sig.output, &krate)?
-    } else {
-        (quote! {}, quote! {})
-    };
+    let (output, convert) = output_and_conversion(&func.sig, args.structured, &krate)?;
 
     let krate_text = quote!(#krate).to_string();
     let serde_path = format!("{krate_text}::serde");
@@ -177,10 +173,25 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
                     #cx_binding
                     let __out = #fn_name(#(#call_args),*).await;
                     #convert
-                    __out
                 })
         }
     })
+}
+
+/// The function without the parameter attributes that are for the input
+/// struct (doc comments, `header`, `serde`, `schemars`): Rust refuses them on
+/// a function's parameters.
+pub(crate) fn without_tool_attrs(mut func: ItemFn) -> ItemFn {
+    for input in &mut func.sig.inputs {
+        if let FnArg::Typed(param) = input {
+            param.attrs.retain(|a| {
+                !["doc", "header", "serde", "schemars"]
+                    .iter()
+                    .any(|name| a.path().is_ident(name))
+            });
+        }
+    }
+    func
 }
 
 fn check_signature(func: &ItemFn) -> syn::Result<()> {
@@ -192,15 +203,15 @@ fn check_signature(func: &ItemFn) -> syn::Result<()> {
         ));
     }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
-        return Err(syn::Error::new(
-            sig.generics.span(),
+        return Err(syn::Error::new_spanned(
+            &sig.generics,
             "a `#[tool]` function cannot be generic: its input schema is fixed when the tool \
              is built",
         ));
     }
     if let Some(v) = &sig.variadic {
-        return Err(syn::Error::new(
-            v.span(),
+        return Err(syn::Error::new_spanned(
+            v,
             "`#[tool]` functions are not variadic",
         ));
     }
@@ -220,7 +231,7 @@ fn split_param_attrs(attrs: Vec<Attribute>) -> syn::Result<ParamAttrs> {
         if path.is_ident("doc") {
             field.push(quote! { #attr });
         } else if path.is_ident("serde") || path.is_ident("schemars") {
-            input_only.get_or_insert(attr.span());
+            input_only.get_or_insert_with(|| attr.clone());
             field.push(quote! { #attr });
         } else if path.is_ident("header") {
             if header_seen {
@@ -230,7 +241,7 @@ fn split_param_attrs(attrs: Vec<Attribute>) -> syn::Result<ParamAttrs> {
                 ));
             }
             header_seen = true;
-            input_only.get_or_insert(attr.span());
+            input_only.get_or_insert_with(|| attr.clone());
             let name: LitStr = attr.parse_args().map_err(|e| {
                 syn::Error::new(
                     e.span(),
@@ -258,7 +269,7 @@ struct ParamAttrs {
     /// For the function's parameter.
     kept: Vec<Attribute>,
     /// The first attribute that only makes sense on an input property.
-    input_only: Option<proc_macro2::Span>,
+    input_only: Option<Attribute>,
 }
 
 /// The request context, recognised by its type's last path segment:
@@ -300,26 +311,40 @@ fn doc_text(attrs: &[Attribute]) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
-/// For `#[tool(structured)]`: the `.output::<O>()` call and the conversion of
-/// the function's value. `O` is the return type with `Result<_, E>` and then
+/// The `.output::<O>()` call (for `#[tool(structured)]`) and the conversion
+/// of the function's value into what the handler returns. Both carry the
+/// span of the return type, so a type that does not fit is reported there
+/// rather than on the attribute.
+///
+/// With `structured`, `O` is the return type with `Result<_, E>` and then
 /// `HandlerOutput<_>` peeled off, by the last path segment's name.
-fn structured_output(
-    output: &ReturnType,
+fn output_and_conversion(
+    sig: &Signature,
+    structured: bool,
     krate: &syn::Path,
 ) -> syn::Result<(TokenStream, TokenStream)> {
-    let ReturnType::Type(_, ty) = output else {
-        return Err(syn::Error::new(
-            output.span(),
-            "`#[tool(structured)]` needs a return type: the struct sent as `structuredContent`",
-        ));
+    let ReturnType::Type(_, ty) = &sig.output else {
+        if structured {
+            return Err(syn::Error::new_spanned(
+                &sig.ident,
+                "`#[tool(structured)]` needs a return type: the struct sent as `structuredContent`",
+            ));
+        }
+        // `()` is no tool result; the conversion below reports it at the name.
+        let span = sig.ident.span();
+        return Ok((quote! {}, text_conversion(span, krate)));
     };
+    let span = ty.span();
+    if !structured {
+        return Ok((quote! {}, text_conversion(span, krate)));
+    }
     let (is_result, inner) = match generic_of(ty, "Result") {
         Some(inner) => (true, inner),
         None => (false, &**ty),
     };
     let out_ty = generic_of(inner, "HandlerOutput").unwrap_or(inner);
-    let convert = if is_result {
-        quote! {
+    let error = if is_result {
+        quote_spanned! {span=>
             let __out = ::core::result::Result::map_err(
                 __out,
                 |e| -> #krate::HandlerError { ::core::convert::Into::into(e) },
@@ -328,7 +353,28 @@ fn structured_output(
     } else {
         quote! {}
     };
-    Ok((quote! { .output::<#out_ty>() }, convert))
+    let convert = quote_spanned! {span=>
+        #error
+        fn __toolwire_structured<O, R: #krate::IntoTypedOutput<O>>(
+            r: R,
+        ) -> ::core::result::Result<#krate::HandlerOutput<O>, #krate::HandlerError> {
+            #krate::IntoTypedOutput::into_typed_output(r)
+        }
+        __toolwire_structured::<#out_ty, _>(__out)
+    };
+    Ok((quote_spanned! {span=> .output::<#out_ty>() }, convert))
+}
+
+/// Converts a text or content result, reporting an unfit type at `span`.
+fn text_conversion(span: proc_macro2::Span, krate: &syn::Path) -> TokenStream {
+    quote_spanned! {span=>
+        fn __toolwire_content<R: #krate::IntoHandlerOutput<#krate::proto::types::CallToolResult>>(
+            r: R,
+        ) -> ::core::result::Result<#krate::ToolResult, #krate::HandlerError> {
+            #krate::IntoHandlerOutput::into_handler_output(r)
+        }
+        __toolwire_content(__out)
+    }
 }
 
 /// The first generic argument of `ty` when its last path segment is `name`.

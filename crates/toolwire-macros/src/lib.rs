@@ -85,9 +85,17 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let parser = syn::meta::parser(|meta| args.parse(&meta));
     parse_macro_input!(attr with parser);
     let func = parse_macro_input!(item as ItemFn);
-    expand::expand(&args, func)
-        .unwrap_or_else(syn::Error::into_compile_error)
-        .into()
+    match expand::expand(&args, func.clone()) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => {
+            // The error, and the function as written without the
+            // attributes only `#[tool]` understands: code that uses the
+            // function then reports nothing further.
+            let error = e.into_compile_error();
+            let func = expand::without_tool_attrs(func);
+            quote! { #error #func }.into()
+        }
+    }
 }
 
 /// Builds several `#[tool]` functions at once:

@@ -6,3 +6,5 @@ mod legacy;
 #[cfg(all(feature = "macros", feature = "http"))]
 mod macros;
 mod mrtr;
+#[cfg(feature = "macros")]
+mod ui;

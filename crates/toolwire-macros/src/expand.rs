@@ -87,8 +87,11 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         }
         let ty = &param.ty;
         fields.push(quote! { #(#field_attrs)* #ident: #ty });
-        field_names.push(ident.clone());
-        call.push(CallArg::Field(ident));
+        // Bound to a fresh name, so a parameter named like the function
+        // cannot shadow it in the call.
+        let local = format_ident!("__arg{}", field_names.len());
+        field_names.push(quote! { #ident: #local });
+        call.push(CallArg::Field(local));
     }
 
     let description = match &args.description {

@@ -160,6 +160,12 @@ async fn regional(
     format!("{region}/{priority}: {text}")
 }
 
+/// Parameters named like the function and like a keyword.
+#[tool]
+async fn kind(kind: u32, r#type: String) -> String {
+    format!("{type} x{kind}")
+}
+
 /// An invalid header name: `tools!` reports it.
 #[tool]
 async fn bad_header(#[header("Not A Token")] region: String) -> String {
@@ -169,7 +175,7 @@ async fn bad_header(#[header("Not A Token")] region: String) -> String {
 fn server() -> Server {
     let server = Server::new(ServerConfig::new("macros-it", "1"));
     let all = tools![
-        echo, hello, two_blocks, weather, sqrt, file_len, order, confirm, sampled, regional
+        echo, hello, two_blocks, weather, sqrt, file_len, order, confirm, sampled, regional, kind
     ]
     .expect("every tool builds");
     for tool in all {
@@ -296,6 +302,10 @@ async fn names_text_and_content_blocks() {
     );
     assert_eq!(t["inputSchema"]["type"], "object");
     assert_eq!(text(&c.call("say-hello", json!({})).await), "hello");
+    let r = c.call("kind", json!({"kind": 2, "type": "tea"})).await;
+    assert_eq!(text(&r), "tea x2");
+    let t = c.listed("kind").await;
+    assert_eq!(t["inputSchema"]["required"], json!(["kind", "type"]), "{t}");
     let r = c
         .call("two_blocks", json!({"first": "a", "second": "b"}))
         .await;

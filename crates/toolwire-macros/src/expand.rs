@@ -395,3 +395,76 @@ fn generic_of<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
         _ => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    #[test]
+    fn doc_text_keeps_paragraphs_and_drops_the_space_after_slashes() {
+        let f: ItemFn = parse_quote! {
+            /// First line.
+            ///   indented
+            ///
+            /// Second paragraph.
+            #[inline]
+            async fn f() {}
+        };
+        assert_eq!(
+            doc_text(&f.attrs).as_deref(),
+            Some("First line.\n  indented\n\nSecond paragraph.")
+        );
+        let bare: ItemFn = parse_quote! { async fn g() {} };
+        assert_eq!(doc_text(&bare.attrs), None);
+    }
+
+    #[test]
+    fn the_context_is_recognised_by_its_last_segment() {
+        let owned: Type = parse_quote!(toolwire::RequestContext);
+        let shared: Type = parse_quote!(&RequestContext);
+        let exclusive: Type = parse_quote!(&mut RequestContext);
+        let other: Type = parse_quote!(RequestContexts);
+        let generic: Type = parse_quote!(RequestContext<u8>);
+        assert!(matches!(context_kind(&owned), Some(ContextArg::Owned)));
+        assert!(matches!(context_kind(&shared), Some(ContextArg::Shared)));
+        assert!(matches!(
+            context_kind(&exclusive),
+            Some(ContextArg::Exclusive)
+        ));
+        assert!(context_kind(&other).is_none());
+        assert!(context_kind(&generic).is_none());
+    }
+
+    #[test]
+    fn structured_output_types_peel_result_then_handler_output() {
+        let krate: syn::Path = parse_quote!(::toolwire);
+        for (sig, expected) in [
+            (
+                parse_quote!(async fn f() -> Weather),
+                quote!(.output::<Weather>()),
+            ),
+            (
+                parse_quote!(async fn f() -> std::io::Result<Weather>),
+                quote!(.output::<Weather>()),
+            ),
+            (
+                parse_quote!(async fn f() -> Result<HandlerOutput<Weather>, ToolError>),
+                quote!(.output::<Weather>()),
+            ),
+            (
+                parse_quote!(async fn f() -> toolwire::HandlerOutput<Vec<u8>>),
+                quote!(.output::<Vec<u8>>()),
+            ),
+        ] {
+            let sig: Signature = sig;
+            let (output, _) = output_and_conversion(&sig, true, &krate).expect("structured");
+            let squash = |t: TokenStream| t.to_string().replace(' ', "");
+            assert_eq!(squash(output), squash(expected));
+        }
+        let none: Signature = parse_quote!(async fn f());
+        assert!(output_and_conversion(&none, true, &krate).is_err());
+        let (output, _) = output_and_conversion(&none, false, &krate).expect("text");
+        assert!(output.is_empty());
+    }
+}

@@ -148,7 +148,7 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
     let schemars_path = format!("{krate_text}::schemars");
     let vis = &func.vis;
     let doc = format!(
-        "The MCP tool `{}` built from [`{fn_name}`] by `#[tool]`.\n\n\
+        "The MCP tool `{}` built from `{fn_name}` by `#[tool]`.\n\n\
          # Errors\n\nWhen the tool's name or schemas are invalid (see `toolwire::RegistrationError`).",
         tool_name.value()
     );

@@ -99,3 +99,19 @@ pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// The wire types, re-exported from `toolwire-proto`.
 pub use toolwire_proto as proto;
+
+/// `#[tool]`: an `async fn` with typed parameters becomes a [`Tool`]; and
+/// `tools![a, b]`: several at once (feature `macros`, on by default).
+#[cfg(feature = "macros")]
+pub use toolwire_macros::{tool, tools};
+
+// The crates tool code derives with, so a user needs no `serde`, `schemars`
+// or `serde_json` of their own: `#[derive(toolwire::serde::Deserialize,
+// toolwire::schemars::JsonSchema)]` with `#[serde(crate =
+// "toolwire::serde")]` and `#[schemars(crate = "toolwire::schemars")]`.
+#[doc(no_inline)]
+pub use schemars;
+#[doc(no_inline)]
+pub use serde;
+#[doc(no_inline)]
+pub use serde_json;

@@ -3,4 +3,8 @@
 #[cfg(feature = "http")]
 mod http;
 mod legacy;
+#[cfg(all(feature = "macros", feature = "http"))]
+mod macros;
 mod mrtr;
+#[cfg(feature = "macros")]
+mod ui;

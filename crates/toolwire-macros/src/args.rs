@@ -1,0 +1,94 @@
+//! The arguments of `#[tool(...)]`: parsed once, each at most once, with an
+//! error naming the accepted ones for anything else.
+
+use proc_macro2::Span;
+use syn::meta::ParseNestedMeta;
+use syn::{LitBool, LitStr, Path};
+
+/// What `#[tool(...)]` said.
+#[derive(Default)]
+pub(crate) struct ToolArgs {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) title: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) structured: bool,
+    pub(crate) read_only: Option<bool>,
+    pub(crate) destructive: Option<bool>,
+    pub(crate) idempotent: Option<bool>,
+    pub(crate) open_world: Option<bool>,
+    pub(crate) requires: Vec<LitStr>,
+    pub(crate) krate: Option<Path>,
+    seen: Vec<String>,
+}
+
+const ACCEPTED: &str = "name, title, description, structured, read_only, destructive, \
+                        idempotent, open_world, requires, crate";
+
+impl ToolArgs {
+    /// Parses one `key`, `key = value` or `key = bool` item.
+    pub(crate) fn parse(&mut self, meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+        let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
+            return Err(meta.error(format!(
+                "unknown `#[tool]` argument; expected one of: {ACCEPTED}"
+            )));
+        };
+        // `requires` may repeat (one capability each); everything else once.
+        if key != "requires" && self.seen.contains(&key) {
+            return Err(meta.error(format!("`{key}` is given twice")));
+        }
+        self.seen.push(key.clone());
+        match key.as_str() {
+            "name" => self.name = Some(meta.value()?.parse()?),
+            "title" => self.title = Some(meta.value()?.parse()?),
+            "description" => self.description = Some(meta.value()?.parse()?),
+            "structured" => self.structured = flag(meta)?,
+            "read_only" => self.read_only = Some(flag(meta)?),
+            "destructive" => self.destructive = Some(flag(meta)?),
+            "idempotent" => self.idempotent = Some(flag(meta)?),
+            "open_world" => self.open_world = Some(flag(meta)?),
+            "requires" => self.requires.push(meta.value()?.parse()?),
+            "crate" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                self.krate = Some(lit.parse()?);
+            }
+            "scopes" | "scope" => {
+                return Err(meta.error(
+                    "toolwire has no per-tool scopes yet; check authorisation in the handler",
+                ));
+            }
+            _ => {
+                return Err(meta.error(format!(
+                    "unknown `#[tool]` argument `{key}`; expected one of: {ACCEPTED}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The path of the toolwire crate the generated code names.
+    pub(crate) fn krate(&self) -> Path {
+        self.krate.clone().unwrap_or_else(|| {
+            let mut path = Path::from(syn::Ident::new("toolwire", Span::call_site()));
+            path.leading_colon = Some(Default::default());
+            path
+        })
+    }
+
+    /// Whether any behaviour hint was given.
+    pub(crate) fn has_annotations(&self) -> bool {
+        self.read_only.is_some()
+            || self.destructive.is_some()
+            || self.idempotent.is_some()
+            || self.open_world.is_some()
+    }
+}
+
+/// `key` alone is `true`; `key = true` / `key = false` says which.
+fn flag(meta: &ParseNestedMeta<'_>) -> syn::Result<bool> {
+    if meta.input.peek(syn::Token![=]) {
+        let lit: LitBool = meta.value()?.parse()?;
+        Ok(lit.value)
+    } else {
+        Ok(true)
+    }
+}

@@ -1,0 +1,27 @@
+//! Unknown, repeated and unsupported `#[tool(...)]` arguments.
+
+/// A typo.
+#[toolwire::tool(readonly)]
+async fn typo() -> &'static str {
+    "x"
+}
+
+/// The name twice.
+#[toolwire::tool(name = "a", name = "b")]
+async fn twice() -> &'static str {
+    "x"
+}
+
+/// A name that is not a string.
+#[toolwire::tool(name = echo)]
+async fn unquoted() -> &'static str {
+    "x"
+}
+
+/// Scopes do not exist yet.
+#[toolwire::tool(scopes = "admin")]
+async fn scoped() -> &'static str {
+    "x"
+}
+
+fn main() {}

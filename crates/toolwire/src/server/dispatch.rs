@@ -79,6 +79,19 @@ impl Server {
     /// The one `match` over the method, for both eras. Everything that
     /// needs no handler is answered here; the rest is a [`Job`].
     pub(crate) fn step(&self, p: Prepared) -> Step {
+        // A request answered at once gets its span here; one whose handler
+        // runs gets it in `run`.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::RequestSpan::of(&p);
+        let step = self.step_untraced(p);
+        #[cfg(feature = "otel")]
+        if let Step::Done(outcome) = &step {
+            span.done(outcome);
+        }
+        step
+    }
+
+    fn step_untraced(&self, p: Prepared) -> Step {
         // A legacy session negotiated its version in `initialize`.
         if let Era::Modern = p.era
             && let Err(e) = self.check_version(&p)
@@ -147,6 +160,22 @@ impl Server {
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
     pub(crate) async fn run(
+        &self,
+        job: Job,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Outcome {
+        // Spec: basic/index.mdx#opentelemetry-trace-context — the span
+        // continues the caller's trace and covers every round.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::RequestSpan::of(&job.p);
+        let serve = self.run_untraced(job, cancel, outbound);
+        #[cfg(feature = "otel")]
+        let serve = span.around(serve);
+        serve.await
+    }
+
+    async fn run_untraced(
         &self,
         job: Job,
         cancel: CancellationToken,

@@ -12,12 +12,13 @@
 //! are no-ops.
 
 use crate::server::{Outcome, Prepared};
-use opentelemetry::propagation::{
-    Extractor, Injector, TextMapCompositePropagator, TextMapPropagator,
-};
+#[cfg(feature = "client")]
+use opentelemetry::propagation::Injector;
+use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
 use opentelemetry::trace::{FutureExt, SpanKind, Status, TraceContextExt, Tracer};
 use opentelemetry::{Context, InstrumentationScope, KeyValue, global};
 use opentelemetry_sdk::propagation::{BaggagePropagator, TraceContextPropagator};
+#[cfg(feature = "client")]
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::LazyLock;
@@ -69,8 +70,10 @@ impl Extractor for MetaExtractor<'_> {
 
 /// Writes trace context members into an outgoing request's `_meta`. A
 /// member the caller set explicitly is kept.
+#[cfg(feature = "client")]
 struct MetaInjector<'a>(&'a mut Map<String, Value>);
 
+#[cfg(feature = "client")]
 impl Injector for MetaInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
         self.0

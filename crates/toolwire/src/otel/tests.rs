@@ -2,11 +2,8 @@
 //! continues the caller's trace, and the client injects its own.
 
 use crate::{Server, ServerConfig, Tool, ToolError};
-use opentelemetry::trace::{
-    FutureExt, SpanContext, SpanId, SpanKind, Status, TraceContextExt, TraceFlags, TraceId,
-    TraceState, Tracer, TracerProvider,
-};
-use opentelemetry::{Context, Value as OtelValue};
+use opentelemetry::Value as OtelValue;
+use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::trace::{SdkTracerProvider, SpanData, SpanExporter};
 use serde_json::{Value, json};
@@ -226,6 +223,8 @@ async fn a_malformed_traceparent_starts_a_new_trace_and_is_served() {
 #[cfg(feature = "client")]
 #[tokio::test]
 async fn the_client_injects_its_current_span_and_the_server_continues_it() {
+    use opentelemetry::Context;
+    use opentelemetry::trace::{FutureExt, TraceContextExt, Tracer, TracerProvider};
     let (_, provider) = collected();
     let tracer = provider.tracer("otel-test-client");
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
@@ -257,6 +256,8 @@ async fn the_client_injects_its_current_span_and_the_server_continues_it() {
 #[cfg(feature = "client")]
 #[test]
 fn the_client_meta_carries_the_current_traceparent_and_keeps_an_explicit_one() {
+    use opentelemetry::Context;
+    use opentelemetry::trace::{SpanContext, TraceContextExt, TraceFlags, TraceState};
     let trace = TraceId::from_hex("4bf92f3577b34da6a3ce929d0e0e4736").expect("hex");
     let span = SpanId::from_hex("00f067aa0ba902b7").expect("hex");
     let cx = Context::new().with_remote_span_context(SpanContext::new(

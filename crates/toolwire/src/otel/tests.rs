@@ -218,6 +218,29 @@ async fn a_malformed_traceparent_starts_a_new_trace_and_is_served() {
     )])
     .await;
     assert_eq!(replies[0]["result"]["content"][0]["text"], "still served");
+    // Its span is the root of a new trace (an all-zero trace id is invalid).
+    let (spans, _) = collected();
+    let mut found = None;
+    for _ in 0..200 {
+        found = spans
+            .0
+            .lock()
+            .expect("not poisoned")
+            .iter()
+            .find(|s| {
+                s.name == "tools/call echo"
+                    && attribute(s, "jsonrpc.request.id").as_deref() == Some("9")
+                    && !s.parent_span_is_remote
+            })
+            .cloned();
+        if found.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let span = found.expect("a span for the request");
+    assert_eq!(span.parent_span_id, SpanId::INVALID);
+    assert_ne!(span.span_context.trace_id(), TraceId::INVALID);
 }
 
 #[cfg(feature = "client")]

@@ -2,6 +2,27 @@
 
 mod client_cmd;
 mod demo;
+#[cfg(feature = "otel")]
+mod otlp;
+
+/// `serve --otlp` in a build without the `otel` feature: refused, saying
+/// how to get it.
+#[cfg(not(feature = "otel"))]
+mod otlp {
+    pub(crate) enum Exporting {}
+
+    impl Exporting {
+        pub(crate) async fn shutdown(self) {
+            match self {}
+        }
+    }
+
+    pub(crate) fn install(url: &str) -> anyhow::Result<Exporting> {
+        anyhow::bail!(
+            "--otlp {url}: this toolwire was built without OpenTelemetry; build it with the `otel` feature (cargo install --path crates/toolwire-cli --features otel)"
+        )
+    }
+}
 mod report;
 
 use anyhow::Context as _;
@@ -54,6 +75,12 @@ enum Command {
         /// How long a sealed requestState stays valid, in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 600_000)]
         state_ttl_ms: u64,
+        /// Export one OpenTelemetry span per request over OTLP/HTTP
+        /// (protobuf) to URL, a collector's base URL such as
+        /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
+        /// `_meta` traceparent is its parent. Needs the `otel` build feature.
+        #[arg(long, value_name = "URL")]
+        otlp: Option<String>,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -187,12 +214,14 @@ fn run() -> anyhow::Result<()> {
                 path,
                 state_keys_file,
                 state_ttl_ms,
+                otlp,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
                 let server = Server::new(config);
                 demo::register(&server).context("registering the demo tools")?;
-                match http {
+                let exporting = otlp.as_deref().map(otlp::install).transpose()?;
+                let served = match http {
                     Some(addr) => serve_http(server, &addr, &path).await,
                     None => {
                         // A person at a terminal would otherwise see nothing
@@ -205,7 +234,11 @@ fn run() -> anyhow::Result<()> {
                         }
                         serve_stdio(server).await
                     }
+                };
+                if let Some(exporting) = exporting {
+                    exporting.shutdown().await;
                 }
+                served
             }
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,

@@ -19,3 +19,12 @@ pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 /// `_meta` key: the progress token of a request.
 pub const PROGRESS_TOKEN_KEY: &str = "progressToken";
+/// `_meta` key: the W3C Trace Context `traceparent` of a request (optional;
+/// reserved for OpenTelemetry without the `io.modelcontextprotocol/` prefix).
+///
+/// Spec: basic/index.mdx#opentelemetry-trace-context
+pub const TRACEPARENT_KEY: &str = "traceparent";
+/// `_meta` key: the W3C Trace Context `tracestate` of a request (optional).
+pub const TRACESTATE_KEY: &str = "tracestate";
+/// `_meta` key: the W3C Baggage of a request (optional).
+pub const BAGGAGE_KEY: &str = "baggage";

@@ -55,6 +55,8 @@ mod context;
 mod handler;
 mod legacy;
 mod mrtr;
+#[cfg(feature = "otel")]
+mod otel;
 mod prompt;
 mod registry;
 mod resource;

@@ -3,6 +3,8 @@
 mod client;
 mod listen;
 mod mrtr;
+#[cfg(feature = "otel")]
+mod otel;
 mod stdio;
 mod support;
 mod ux;

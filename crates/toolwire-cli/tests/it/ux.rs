@@ -530,3 +530,12 @@ async fn help_documents_the_environment() {
         assert!(r.out.contains(name), "{name} in {}", r.out);
     }
 }
+
+#[cfg(not(feature = "otel"))]
+#[tokio::test]
+async fn otlp_in_a_build_without_otel_says_how_to_get_it() {
+    let r = run(&["serve", "--otlp", "http://127.0.0.1:9"]).await;
+    assert!(!r.ok, "{}", r.out);
+    assert!(r.err.contains("--features otel"), "{}", r.err);
+    assert_no_backtrace(&r.err);
+}

@@ -212,6 +212,21 @@ pub struct RequestMeta {
         skip_serializing_if = "Option::is_none"
     )]
     pub progress_token: Option<ProgressToken>,
+    /// `traceparent`: the caller's W3C Trace Context `traceparent`, for
+    /// OpenTelemetry trace propagation. A value that is not a string is kept
+    /// in [`other`](Self::other) instead: a broken trace context is ignored,
+    /// never a reason to refuse the request.
+    ///
+    /// Spec: basic/index.mdx#opentelemetry-trace-context
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
+    /// `tracestate`: the W3C Trace Context `tracestate` that goes with
+    /// [`traceparent`](Self::traceparent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracestate: Option<String>,
+    /// `baggage`: W3C Baggage, propagated with the trace context.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baggage: Option<String>,
     /// Every other member, kept as is.
     #[serde(flatten)]
     pub other: Meta,
@@ -224,6 +239,9 @@ enum MetaKey {
     ClientInfo,
     LogLevel,
     ProgressToken,
+    Traceparent,
+    Tracestate,
+    Baggage,
     Other(String),
 }
 
@@ -242,6 +260,9 @@ impl<'de> Deserialize<'de> for MetaKey {
                     "io.modelcontextprotocol/clientInfo" => MetaKey::ClientInfo,
                     "io.modelcontextprotocol/logLevel" => MetaKey::LogLevel,
                     "progressToken" => MetaKey::ProgressToken,
+                    "traceparent" => MetaKey::Traceparent,
+                    "tracestate" => MetaKey::Tracestate,
+                    "baggage" => MetaKey::Baggage,
                     other => MetaKey::Other(other.to_owned()),
                 })
             }
@@ -277,8 +298,34 @@ impl<'de> Deserialize<'de> for RequestMeta {
                     *slot = value;
                     Ok(())
                 }
+                // The trace context keys: a string is typed, anything else
+                // stays in `other` (W3C Trace Context ignores a malformed
+                // header rather than failing the request).
+                fn trace_key<'de, A: serde::de::MapAccess<'de>>(
+                    map: &mut A,
+                    out: &mut RequestMeta,
+                    key: &'static str,
+                    seen: &mut bool,
+                ) -> Result<(), A::Error> {
+                    if std::mem::replace(seen, true) {
+                        return Err(serde::de::Error::duplicate_field(key));
+                    }
+                    let slot = match key {
+                        "traceparent" => &mut out.traceparent,
+                        "tracestate" => &mut out.tracestate,
+                        _ => &mut out.baggage,
+                    };
+                    match map.next_value::<Value>()? {
+                        Value::String(s) => *slot = Some(s),
+                        Value::Null => {}
+                        other => {
+                            out.other.insert(key.to_owned(), other);
+                        }
+                    }
+                    Ok(())
+                }
                 let mut out = RequestMeta::default();
-                let mut seen = [false; 5];
+                let mut seen = [false; 8];
                 while let Some(key) = map.next_key::<MetaKey>()? {
                     match key {
                         MetaKey::ProtocolVersion => once(
@@ -311,6 +358,15 @@ impl<'de> Deserialize<'de> for RequestMeta {
                             "progressToken",
                             &mut seen[4],
                         )?,
+                        MetaKey::Traceparent => {
+                            trace_key(&mut map, &mut out, "traceparent", &mut seen[5])?;
+                        }
+                        MetaKey::Tracestate => {
+                            trace_key(&mut map, &mut out, "tracestate", &mut seen[6])?;
+                        }
+                        MetaKey::Baggage => {
+                            trace_key(&mut map, &mut out, "baggage", &mut seen[7])?;
+                        }
                         MetaKey::Other(key) => {
                             let value: Value = map.next_value()?;
                             out.other.insert(key, value);
@@ -419,6 +475,9 @@ mod tests {
             client_info: Some(Implementation::new("c", "1")),
             log_level: Some(LoggingLevel::Info),
             progress_token: Some(ProgressToken::Integer(1)),
+            traceparent: Some("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01".into()),
+            tracestate: Some("k=v".into()),
+            baggage: Some("a=b".into()),
             other: Meta::new(),
         };
         let v = serde_json::to_value(&m).expect("serialises");
@@ -429,21 +488,53 @@ mod tests {
             meta::CLIENT_INFO_KEY,
             meta::LOG_LEVEL_KEY,
             meta::PROGRESS_TOKEN_KEY,
+            meta::TRACEPARENT_KEY,
+            meta::TRACESTATE_KEY,
+            meta::BAGGAGE_KEY,
         ] {
             assert!(obj.contains_key(key), "missing {key} in {v}");
         }
-        assert_eq!(obj.len(), 5);
+        assert_eq!(obj.len(), 8);
+        let back: RequestMeta = serde_json::from_value(v).expect("parses back");
+        assert_eq!(back, m);
     }
 
     #[test]
     fn request_meta_keeps_unknown_members_and_reports_missing_ones() {
-        let v = json!({"traceparent": "00-abc", "io.modelcontextprotocol/logLevel": "debug"});
+        let v = json!({"com.example/x": "00-abc", "io.modelcontextprotocol/logLevel": "debug"});
         let m: RequestMeta = serde_json::from_value(v.clone()).expect("parses");
         assert_eq!(m.protocol_version, None);
         assert_eq!(m.client_capabilities, None);
         assert_eq!(m.log_level, Some(LoggingLevel::Debug));
-        assert_eq!(m.other.get("traceparent"), Some(&json!("00-abc")));
+        assert_eq!(m.other.get("com.example/x"), Some(&json!("00-abc")));
         assert_eq!(serde_json::to_value(&m).expect("serialises"), v);
+    }
+
+    #[test]
+    fn request_meta_types_trace_context_strings_and_keeps_other_values() {
+        let v = json!({
+            "traceparent": "00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01",
+            "tracestate": "vendor=1",
+            "baggage": "user=alice"
+        });
+        let m: RequestMeta = serde_json::from_value(v.clone()).expect("parses");
+        assert_eq!(
+            m.traceparent.as_deref(),
+            Some("00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-01")
+        );
+        assert_eq!(m.tracestate.as_deref(), Some("vendor=1"));
+        assert_eq!(m.baggage.as_deref(), Some("user=alice"));
+        assert!(m.other.is_empty());
+        assert_eq!(serde_json::to_value(&m).expect("serialises"), v);
+        // Not a string: not a trace context, but not a reason to refuse
+        // the request either; it is kept as it came.
+        let odd = json!({"traceparent": 7, "baggage": null});
+        let m: RequestMeta = serde_json::from_value(odd).expect("parses");
+        assert_eq!(m.traceparent, None);
+        assert_eq!(m.baggage, None);
+        assert_eq!(m.other.get("traceparent"), Some(&json!(7)));
+        let dup = r#"{"traceparent":"a","traceparent":"b"}"#;
+        assert!(serde_json::from_str::<RequestMeta>(dup).is_err());
     }
 
     #[test]

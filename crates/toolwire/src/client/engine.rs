@@ -128,6 +128,9 @@ impl Client {
                 serde_json::to_value(level).unwrap_or_default(),
             );
         }
+        // Spec: basic/index.mdx#opentelemetry-trace-context
+        #[cfg(feature = "otel")]
+        crate::otel::inject(&mut meta);
         params.insert("_meta".into(), Value::Object(meta));
         (params, token)
     }

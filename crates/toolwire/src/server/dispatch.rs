@@ -87,6 +87,19 @@ impl Server {
     /// The one `match` over the method, for both eras. Everything that
     /// needs no handler is answered here; the rest is a [`Job`].
     pub(crate) fn step(&self, p: Prepared) -> Step {
+        // A request answered at once gets its span here; one whose handler
+        // runs gets it in `run`.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::RequestSpan::of(&p);
+        let step = self.step_untraced(p);
+        #[cfg(feature = "otel")]
+        if let Step::Done(outcome) = &step {
+            span.done(outcome);
+        }
+        step
+    }
+
+    fn step_untraced(&self, p: Prepared) -> Step {
         // A legacy session negotiated its version in `initialize`.
         if let Era::Modern = p.era
             && let Err(e) = self.check_version(&p)
@@ -155,10 +168,25 @@ impl Server {
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
     ///
-    /// A transport that knows the job is modern (see [`Job::in_rounds`])
-    /// may call [`run_once`](Self::run_once) directly: one future less on
-    /// the hot path.
+    /// A transport that knows the job runs once (see [`Job::in_rounds`])
+    /// calls [`run_direct`](Self::run_direct) instead.
     pub(crate) async fn run(
+        &self,
+        job: Job,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Outcome {
+        // Spec: basic/index.mdx#opentelemetry-trace-context — the span
+        // continues the caller's trace and covers every round.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::RequestSpan::of(&job.p);
+        let serve = self.run_untraced(job, cancel, outbound);
+        #[cfg(feature = "otel")]
+        let serve = span.around(serve);
+        serve.await
+    }
+
+    async fn run_untraced(
         &self,
         job: Job,
         cancel: CancellationToken,
@@ -172,6 +200,27 @@ impl Server {
             return Box::pin(legacy::rounds(self, &session, job, cancel, outbound)).await;
         }
         self.run_once(job, cancel, outbound).await
+    }
+
+    /// A job that runs its handler once (not [`in_rounds`](Job::in_rounds)),
+    /// for a transport: with `otel`, inside its request span; without, no
+    /// future wraps [`run_once`](Self::run_once), which keeps the hot path
+    /// one layer shallower.
+    pub(crate) fn run_direct(
+        &self,
+        job: Job,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> impl Future<Output = Outcome> + Send + '_ {
+        #[cfg(feature = "otel")]
+        {
+            let span = crate::otel::RequestSpan::of(&job.p);
+            span.around(self.run_once(job, cancel, outbound))
+        }
+        #[cfg(not(feature = "otel"))]
+        {
+            self.run_once(job, cancel, outbound)
+        }
     }
 
     /// One round of a job's handler.

@@ -73,7 +73,7 @@ pub(crate) enum RpcError {
 
 impl RpcError {
     /// The error in the 2026-07-28 form.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn modern(&self) -> &ErrorObject {
         match self {
             Self::Plain(e) | Self::ResourceNotFound(e) | Self::MissingCapability(e) => e,

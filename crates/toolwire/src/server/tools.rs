@@ -147,6 +147,10 @@ impl Server {
         mut result: CallToolResult,
     ) -> Outcome {
         result.result_type = ResultType::Complete;
+        #[cfg(feature = "otel")]
+        if result.is_error == Some(true) {
+            crate::otel::tool_failed();
+        }
         let Some(meta) = result.meta.as_mut() else {
             return self.respond_with_meta(shape, id, &result);
         };

@@ -373,7 +373,7 @@ fn start(
             })
         } else {
             Box::pin(async move {
-                let outcome = server.run_once(job, child, Some(outbound)).await;
+                let outcome = server.run_direct(job, child, Some(outbound)).await;
                 outcome.encode(&id, shape)
             })
         }

@@ -618,7 +618,7 @@ pub(super) async fn execute(
 ) -> Reply {
     let id = job.p.id.clone();
     let shape = job.p.era.shape();
-    match AssertUnwindSafe(server.run_once(job, token, outbound))
+    match AssertUnwindSafe(server.run_direct(job, token, outbound))
         .catch_unwind()
         .await
     {

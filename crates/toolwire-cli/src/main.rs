@@ -54,6 +54,11 @@ enum Command {
         /// How long a sealed requestState stays valid, in milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 600_000)]
         state_ttl_ms: u64,
+        /// With `--http`: how long one request may run before it is
+        /// cancelled and answered with a timeout error, in milliseconds;
+        /// 0 sets no limit.
+        #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
+        request_timeout_ms: u64,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -63,6 +68,11 @@ enum Command {
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
 }
+
+/// `toolwire serve --http`'s default request timeout: two minutes, so that a
+/// held call (such as a long `countdown`) cannot keep its slot for as long
+/// as the tool allows.
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 120_000;
 
 /// The server configuration for `serve`: the demo identity plus the
 /// requestState keyring and lifetime.
@@ -117,14 +127,22 @@ fn bind_addr(addr: &str) -> anyhow::Result<String> {
     Ok(addr.to_owned())
 }
 
-async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()> {
+async fn serve_http(
+    server: Server,
+    addr: &str,
+    path: &str,
+    request_timeout_ms: u64,
+) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
+    let request_timeout =
+        (request_timeout_ms > 0).then(|| Duration::from_millis(request_timeout_ms));
     let config = HttpConfig::new()
         .with_path(path)
+        .with_request_timeout(request_timeout)
         .with_shutdown_grace(Duration::from_secs(5));
     let url_path = config.path().unwrap_or_default().to_owned();
     if !local.ip().is_loopback() {
@@ -187,13 +205,14 @@ fn run() -> anyhow::Result<()> {
                 path,
                 state_keys_file,
                 state_ttl_ms,
+                request_timeout_ms,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
                 let server = Server::new(config);
                 demo::register(&server).context("registering the demo tools")?;
                 match http {
-                    Some(addr) => serve_http(server, &addr, &path).await,
+                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,
                     None => {
                         // A person at a terminal would otherwise see nothing
                         // and think it hung; a client piping stdin needs no

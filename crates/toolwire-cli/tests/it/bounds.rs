@@ -6,6 +6,7 @@
 use serde_json::{Value, json};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpSocket, TcpStream};
@@ -27,9 +28,28 @@ fn rss_kb(pid: u32) -> u64 {
 
 /// `toolwire serve --http 127.0.0.1:0 ARGS…` and its address.
 async fn serve_http(args: &[&str]) -> (Child, SocketAddr) {
-    let mut child = Command::new(BIN)
+    let (child, addr, _) = serve_http_under(&[], args).await;
+    (child, addr)
+}
+
+/// [`serve_http`] run by `wrapper` (such as `prlimit …`), and the lines of
+/// its stderr after the address.
+async fn serve_http_under(
+    wrapper: &[&str],
+    args: &[&str],
+) -> (Child, SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let mut command = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(BIN);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    let mut child = command
         .args(["serve", "--http", "127.0.0.1:0"])
         .args(args)
+        .env_remove("TOOLWIRE_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -48,8 +68,14 @@ async fn serve_http(args: &[&str]) -> (Child, SocketAddr) {
     })
     .await
     .expect("the server starts in time");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, addr)
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            sink.lock().expect("log").push(line);
+        }
+    });
+    (child, addr, log)
 }
 
 async fn connect_from(ip: Ipv4Addr, addr: SocketAddr) -> TcpStream {
@@ -332,4 +358,42 @@ async fn serve_http_has_a_request_timeout_and_a_flag_to_change_it() {
         "{:?}",
         started.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn near_the_fd_limit_the_server_waits_instead_of_spinning_on_accept() {
+    // 64 descriptors: the default connection cap is three quarters of it.
+    let (_child, addr, log) = serve_http_under(&["prlimit", "--nofile=64:64"], &[]).await;
+    let mut held = Vec::new();
+    for i in 0..100_u8 {
+        // From many addresses, so that only the overall cap applies.
+        held.push(connect_from(Ipv4Addr::new(127, 0, 1, 1 + i), addr).await);
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let complaints = log
+        .lock()
+        .expect("log")
+        .iter()
+        .filter(|l| l.contains("accept"))
+        .count();
+    assert!(
+        complaints <= 1,
+        "{complaints} accept complaints in 3 s: {:?}",
+        log.lock().expect("log")
+    );
+    // Once the idle connections go, everyone is served again.
+    drop(held);
+    let mut conn = tokio::time::timeout(
+        Duration::from_secs(10),
+        connect_from(Ipv4Addr::new(127, 0, 2, 1), addr),
+    )
+    .await
+    .expect("connects");
+    let (status, body) = tokio::time::timeout(
+        Duration::from_secs(10),
+        call_tool(&mut conn, addr, 1, "echo", json!({"text": "back"})),
+    )
+    .await
+    .expect("served in time");
+    assert_eq!(status, 200, "{body}");
 }

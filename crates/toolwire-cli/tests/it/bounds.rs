@@ -189,6 +189,31 @@ async fn peak_rss_during(pid: u32, work: impl std::future::Future<Output = ()>) 
     }
 }
 
+/// The CPU time `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // After the command name in parentheses: utime and stime are the 12th
+    // and 13th fields.
+    let rest = stat.rsplit_once(')').expect("stat format").1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// Resolves once `pid` has used no CPU for a second (at most two minutes).
+async fn idle(pid: u32) {
+    let started = Instant::now();
+    let mut last = cpu_ticks(pid);
+    while started.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_ticks(pid);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+    panic!("the server never went idle");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
     const SESSIONS: usize = 100;
@@ -292,8 +317,9 @@ async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later
         stdin
     });
     // Nobody reads stdout: the server must stop reading stdin instead of
-    // queueing 200 MiB of answers.
-    let peak = peak_rss_during(pid, tokio::time::sleep(Duration::from_secs(5))).await;
+    // queueing 200 MiB of answers. Watch until it stops working (blocked,
+    // or done with every request it read).
+    let peak = peak_rss_during(pid, idle(pid)).await;
     eprintln!("RSS peak with stdout unread: {peak} kB");
     assert!(
         !writer.is_finished(),

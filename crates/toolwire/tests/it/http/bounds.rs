@@ -313,3 +313,67 @@ async fn a_client_that_does_not_read_is_cut_off_after_the_write_timeout() {
     );
     s.assert_healthy().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unread_legacy_get_stream_holds_a_bounded_backlog_under_a_flood_of_list_changes() {
+    const STREAMS: usize = 8;
+    const FLOOD: Duration = Duration::from_secs(4);
+    // Past what the kernel holds for a reader with an 8 KiB receive buffer
+    // (a send buffer of at most 4 MiB), a backlog is the server's memory.
+    const MOST: usize = 6 * 1024 * 1024;
+    let s = TestServer::start().await;
+    let mut streams = Vec::new();
+    for _ in 0..STREAMS {
+        let resp = send_from(A, s.addr, &initialize()).await;
+        let sid = resp
+            .header("mcp-session-id")
+            .expect("session id")
+            .to_owned();
+        let socket = TcpSocket::new_v4().expect("socket");
+        socket
+            .set_recv_buffer_size(4096)
+            .expect("small receive buffer");
+        let mut stream = socket.connect(s.addr).await.expect("connect");
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\n\r\n",
+            s.addr
+        );
+        stream
+            .write_all(head.as_bytes())
+            .await
+            .expect("open the GET stream");
+        streams.push(stream);
+    }
+    settle().await;
+    // The tool list changes as fast as the server can publish, while no
+    // stream is read.
+    let bus = s.server.notification_bus().clone();
+    let flood = tokio::spawn(async move {
+        let started = Instant::now();
+        while started.elapsed() < FLOOD {
+            for _ in 0..100 {
+                bus.publish(toolwire::ListChanged::Tools.into());
+            }
+            tokio::task::yield_now().await;
+        }
+    });
+    flood.await.expect("flood");
+    // What each stream still delivers is bounded: the kernel's buffers and
+    // one coalesced change, not every change of the flood.
+    for mut stream in streams {
+        let mut total = 0;
+        let mut chunk = vec![0_u8; 64 * 1024];
+        loop {
+            match tokio::time::timeout(Duration::from_secs(1), stream.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => total += n,
+                _ => break,
+            }
+            assert!(
+                total < MOST,
+                "more than {MOST} bytes were queued for one stream"
+            );
+        }
+        assert!(total > 0, "the stream carried nothing");
+    }
+    s.assert_healthy().await;
+}

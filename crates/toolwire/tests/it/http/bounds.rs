@@ -315,13 +315,10 @@ async fn a_client_that_does_not_read_is_cut_off_after_the_write_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_unread_legacy_get_stream_holds_a_bounded_backlog_under_a_flood_of_list_changes() {
-    const STREAMS: usize = 8;
-    const FLOOD: Duration = Duration::from_secs(4);
-    // Past what the kernel holds for a reader with an 8 KiB receive buffer
-    // (a send buffer of at most 4 MiB), a backlog is the server's memory.
-    const MOST: usize = 6 * 1024 * 1024;
-    let s = TestServer::start().await;
+async fn an_unread_legacy_get_stream_that_falls_too_far_behind_is_closed() {
+    const STREAMS: usize = 4;
+    const FLOOD: Duration = Duration::from_secs(6);
+    let s = TestServer::with(HttpConfig::new().with_session_stream_queue(4)).await;
     let mut streams = Vec::new();
     for _ in 0..STREAMS {
         let resp = send_from(A, s.addr, &initialize()).await;
@@ -329,6 +326,10 @@ async fn an_unread_legacy_get_stream_holds_a_bounded_backlog_under_a_flood_of_li
             .header("mcp-session-id")
             .expect("session id")
             .to_owned();
+        let subscribe = json!({"jsonrpc":"2.0","id":1,"method":"resources/subscribe",
+            "params":{"uri":"test://flood"}});
+        let done = send_from(A, s.addr, &in_session(&sid, &subscribe)).await;
+        assert_eq!(done.status, 200, "{}", done.text());
         let socket = TcpSocket::new_v4().expect("socket");
         socket
             .set_recv_buffer_size(4096)
@@ -345,35 +346,44 @@ async fn an_unread_legacy_get_stream_holds_a_bounded_backlog_under_a_flood_of_li
         streams.push(stream);
     }
     settle().await;
-    // The tool list changes as fast as the server can publish, while no
-    // stream is read.
+    // A subscribed resource (with a 64 KiB URI) is updated, and the tool
+    // list changes, as fast as the server can publish, while no stream is
+    // read: more than the kernel's buffers and the queue hold.
     let bus = s.server.notification_bus().clone();
     let flood = tokio::spawn(async move {
+        let uri = format!("test://flood/{}", "u".repeat(64 * 1024));
         let started = Instant::now();
         while started.elapsed() < FLOOD {
-            for _ in 0..100 {
+            for _ in 0..10 {
                 bus.publish(toolwire::ListChanged::Tools.into());
+                bus.publish(toolwire::BusEvent::ResourceUpdated { uri: uri.clone() });
             }
             tokio::task::yield_now().await;
         }
     });
     flood.await.expect("flood");
-    // What each stream still delivers is bounded: the kernel's buffers and
-    // one coalesced change, not every change of the flood.
+    // Each stream delivers what was already on its way, then ends (the
+    // last chunk of the chunked body), instead of holding a backlog for a
+    // reader that does not read.
     for mut stream in streams {
-        let mut total = 0;
+        let mut got = Vec::new();
         let mut chunk = vec![0_u8; 64 * 1024];
         loop {
-            match tokio::time::timeout(Duration::from_secs(1), stream.read(&mut chunk)).await {
-                Ok(Ok(n)) if n > 0 => total += n,
+            match tokio::time::timeout(Duration::from_secs(2), stream.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => got.extend_from_slice(&chunk[..n]),
                 _ => break,
             }
-            assert!(
-                total < MOST,
-                "more than {MOST} bytes were queued for one stream"
-            );
         }
-        assert!(total > 0, "the stream carried nothing");
+        assert!(
+            got.starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            String::from_utf8_lossy(&got[..got.len().min(200)])
+        );
+        assert!(
+            got.ends_with(b"\r\n0\r\n\r\n"),
+            "the stream is still open after {} bytes",
+            got.len()
+        );
     }
     s.assert_healthy().await;
 }

@@ -55,7 +55,9 @@ impl Outbound {
         // more than was added.
         let len = msg.len();
         gauge.bytes.fetch_add(len, Ordering::AcqRel);
-        self.tx.send(msg).inspect_err(|_| gauge.taken(len))
+        self.tx.send(msg).inspect_err(|_| {
+            gauge.taken(len);
+        })
     }
 
     pub(crate) fn is_closed(&self) -> bool {
@@ -81,9 +83,9 @@ impl OutputGauge {
         self.bytes.load(Ordering::Acquire)
     }
 
-    /// The writer took `len` bytes.
-    pub(crate) fn taken(&self, len: usize) {
-        self.bytes.fetch_sub(len, Ordering::AcqRel);
+    /// The writer took `len` bytes; returns how many were queued before.
+    pub(crate) fn taken(&self, len: usize) -> usize {
+        self.bytes.fetch_sub(len, Ordering::AcqRel)
     }
 
     /// Wakes a waiter of [`drained`](Self::drained) (or the next one).

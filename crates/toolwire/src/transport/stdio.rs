@@ -537,8 +537,10 @@ async fn write_one<W: AsyncWrite + Unpin>(
     .await;
     // Dropped here, written or not: no longer queued memory.
     drop(msg);
-    gauge.taken(len);
-    if gauge.queued() <= MAX_QUEUED_OUTPUT_BYTES {
+    // Wake the reader when the queue crosses back under the bound (a
+    // permit is kept if it is not waiting yet, and it checks again).
+    let before = gauge.taken(len);
+    if before > MAX_QUEUED_OUTPUT_BYTES && before - len <= MAX_QUEUED_OUTPUT_BYTES {
         gauge.wake();
     }
     written

@@ -81,6 +81,11 @@ enum Command {
         /// `_meta` traceparent is its parent. Needs the `otel` build feature.
         #[arg(long, value_name = "URL")]
         otlp: Option<String>,
+        /// With `--http`: how long one request may run before it is
+        /// cancelled and answered with a timeout error, in milliseconds;
+        /// 0 sets no limit.
+        #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
+        request_timeout_ms: u64,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -90,6 +95,11 @@ enum Command {
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
 }
+
+/// `toolwire serve --http`'s default request timeout: two minutes, so that a
+/// held call (such as a long `countdown`) cannot keep its slot for as long
+/// as the tool allows.
+const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 120_000;
 
 /// The server configuration for `serve`: the demo identity plus the
 /// requestState keyring and lifetime.
@@ -144,14 +154,22 @@ fn bind_addr(addr: &str) -> anyhow::Result<String> {
     Ok(addr.to_owned())
 }
 
-async fn serve_http(server: Server, addr: &str, path: &str) -> anyhow::Result<()> {
+async fn serve_http(
+    server: Server,
+    addr: &str,
+    path: &str,
+    request_timeout_ms: u64,
+) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr().context("reading the bound address")?;
+    let request_timeout =
+        (request_timeout_ms > 0).then(|| Duration::from_millis(request_timeout_ms));
     let config = HttpConfig::new()
         .with_path(path)
+        .with_request_timeout(request_timeout)
         .with_shutdown_grace(Duration::from_secs(5));
     let url_path = config.path().unwrap_or_default().to_owned();
     if !local.ip().is_loopback() {
@@ -215,6 +233,7 @@ fn run() -> anyhow::Result<()> {
                 state_keys_file,
                 state_ttl_ms,
                 otlp,
+                request_timeout_ms,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
@@ -222,7 +241,7 @@ fn run() -> anyhow::Result<()> {
                 demo::register(&server).context("registering the demo tools")?;
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
-                    Some(addr) => serve_http(server, &addr, &path).await,
+                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,
                     None => {
                         // A person at a terminal would otherwise see nothing
                         // and think it hung; a client piping stdin needs no

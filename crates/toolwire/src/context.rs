@@ -7,9 +7,11 @@ use crate::mrtr::{self, RoundInput};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::error::SendError;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::types::{
     ClientCapabilities, Implementation, InputRequest, InputResponses, LoggingLevel,
@@ -20,7 +22,82 @@ use toolwire_proto::{ErrorObject, RequestId, encode_notification};
 
 /// Where a request's notifications go: the stdio writer, or the HTTP
 /// response stream of this request. Each item is one encoded JSON-RPC message.
-pub(crate) type Outbound = UnboundedSender<Bytes>;
+///
+/// On stdio the queue is counted in bytes ([`OutputGauge`]), so that the
+/// reader can stop taking requests while the client does not read.
+#[derive(Debug, Clone)]
+pub(crate) struct Outbound {
+    tx: UnboundedSender<Bytes>,
+    gauge: Option<Arc<OutputGauge>>,
+}
+
+impl From<UnboundedSender<Bytes>> for Outbound {
+    fn from(tx: UnboundedSender<Bytes>) -> Self {
+        Self { tx, gauge: None }
+    }
+}
+
+impl Outbound {
+    /// A sender whose queued bytes `gauge` counts.
+    pub(crate) fn gauged(tx: UnboundedSender<Bytes>, gauge: Arc<OutputGauge>) -> Self {
+        Self {
+            tx,
+            gauge: Some(gauge),
+        }
+    }
+
+    /// Queues one message; gives it back if the receiver is gone.
+    pub(crate) fn send(&self, msg: Bytes) -> Result<(), SendError<Bytes>> {
+        let Some(gauge) = &self.gauge else {
+            return self.tx.send(msg);
+        };
+        // Counted before it is queued, so the writer never takes away
+        // more than was added.
+        let len = msg.len();
+        gauge.bytes.fetch_add(len, Ordering::AcqRel);
+        self.tx.send(msg).inspect_err(|_| {
+            gauge.taken(len);
+        })
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    /// Resolves once the receiver is gone.
+    pub(crate) async fn closed(&self) {
+        self.tx.closed().await;
+    }
+}
+
+/// The bytes queued for one writer and not yet taken by it.
+#[derive(Debug, Default)]
+pub(crate) struct OutputGauge {
+    bytes: AtomicUsize,
+    drained: Notify,
+}
+
+impl OutputGauge {
+    /// Bytes queued.
+    pub(crate) fn queued(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    /// The writer took `len` bytes; returns how many were queued before.
+    pub(crate) fn taken(&self, len: usize) -> usize {
+        self.bytes.fetch_sub(len, Ordering::AcqRel)
+    }
+
+    /// Wakes a waiter of [`drained`](Self::drained) (or the next one).
+    pub(crate) fn wake(&self) {
+        self.drained.notify_one();
+    }
+
+    /// Resolves after the writer's next [`wake`](Self::wake).
+    pub(crate) async fn drained(&self) {
+        self.drained.notified().await;
+    }
+}
 
 /// Per-request context handed to handlers (tools, prompts, resource reads).
 ///
@@ -327,7 +404,7 @@ mod tests {
             RequestId::from(1),
             Arc::new(meta),
             CancellationToken::new(),
-            Some(tx),
+            Some(tx.into()),
         );
         (cx, rx)
     }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `toolwire` binary.
 
+mod bounds;
 mod client;
 mod listen;
 mod mrtr;

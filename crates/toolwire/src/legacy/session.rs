@@ -6,7 +6,9 @@
 //! Never hold a lock across an await: the client's answer to a
 //! server-to-client request arrives while the request that sent it waits.
 
-use crate::bus::{BusEvent, ListChanged, NotificationBus};
+use super::notifier::Notifier;
+use crate::bus::{BusEvent, NotificationBus};
+use crate::context::Outbound;
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
@@ -14,13 +16,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::types::{
     CancelledNotification, ClientCapabilities, Implementation, LoggingLevel, NotificationMethod,
-    PromptListChangedNotification, ResourceListChangedNotification, ResourceUpdatedNotification,
-    ToolListChangedNotification,
+    ResourceUpdatedNotification,
 };
 use toolwire_proto::{
     ErrorCode, ErrorObject, RequestId, Response, encode_notification, encode_request,
@@ -42,7 +42,11 @@ pub(crate) struct Session {
     /// map for both eras.)
     in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     /// The stdio writer, or the HTTP session's open GET stream.
-    notifier: Mutex<Option<UnboundedSender<Bytes>>>,
+    notifier: Mutex<Option<Notifier>>,
+    /// Whether the client made a request after `initialize` (or, on stdio,
+    /// sent `notifications/initialized`): until then the session may be
+    /// expired early.
+    confirmed: std::sync::atomic::AtomicBool,
     closed: CancellationToken,
 }
 
@@ -62,6 +66,7 @@ impl Session {
             next_id: AtomicI64::new(0),
             in_flight: Mutex::new(HashMap::new()),
             notifier: Mutex::new(None),
+            confirmed: std::sync::atomic::AtomicBool::new(false),
             closed: CancellationToken::new(),
         }
     }
@@ -112,10 +117,15 @@ impl Session {
         })
     }
 
-    /// Where unsolicited notifications go from now on.
-    pub(crate) fn set_notifier(&self, tx: Option<UnboundedSender<Bytes>>) {
-        if let Ok(mut n) = self.notifier.lock() {
-            *n = tx;
+    /// Where unsolicited notifications go from now on. A GET stream it
+    /// replaces is closed.
+    pub(crate) fn set_notifier(&self, notifier: Option<Notifier>) {
+        let old = match self.notifier.lock() {
+            Ok(mut n) => std::mem::replace(&mut *n, notifier),
+            Err(_) => None,
+        };
+        if let Some(old) = old {
+            old.close();
         }
     }
 
@@ -123,14 +133,32 @@ impl Session {
     pub(crate) fn has_notifier(&self) -> bool {
         self.notifier
             .lock()
-            .is_ok_and(|n| n.as_ref().is_some_and(|tx| !tx.is_closed()))
+            .is_ok_and(|n| n.as_ref().is_some_and(Notifier::is_open))
+    }
+
+    /// Marks the session as in use beyond its `initialize`.
+    pub(crate) fn confirm(&self) {
+        self.confirmed.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the client did more than `initialize`.
+    pub(crate) fn is_confirmed(&self) -> bool {
+        self.confirmed.load(Ordering::Relaxed)
     }
 
     fn notify(&self, msg: impl Into<Bytes>) {
         if let Ok(n) = self.notifier.lock()
-            && let Some(tx) = n.as_ref()
+            && let Some(notifier) = n.as_ref()
         {
-            let _ = tx.send(msg.into());
+            notifier.send(msg.into());
+        }
+    }
+
+    fn notify_list(&self, list: crate::bus::ListChanged) {
+        if let Ok(n) = self.notifier.lock()
+            && let Some(notifier) = n.as_ref()
+        {
+            notifier.list_changed(list);
         }
     }
 
@@ -159,16 +187,10 @@ impl Session {
                     () = this.closed.cancelled() => break,
                     e = events.next() => match e { Some(e) => e, None => break },
                 };
-                let method = match &event {
-                    BusEvent::ListChanged {
-                        list: ListChanged::Tools,
-                    } => ToolListChangedNotification::METHOD,
-                    BusEvent::ListChanged {
-                        list: ListChanged::Prompts,
-                    } => PromptListChangedNotification::METHOD,
-                    BusEvent::ListChanged {
-                        list: ListChanged::Resources,
-                    } => ResourceListChangedNotification::METHOD,
+                match &event {
+                    // Coalesced by a GET stream's queue: one pending change
+                    // per list is enough.
+                    BusEvent::ListChanged { list } => this.notify_list(*list),
                     BusEvent::ResourceUpdated { uri } => {
                         // Spec (2025-11-25): server/resources.mdx#subscriptions
                         if this.is_subscribed(uri) {
@@ -178,10 +200,8 @@ impl Session {
                                 Some(&params),
                             ));
                         }
-                        continue;
                     }
-                };
-                this.notify(encode_notification::<Value>(method, None));
+                }
             }
         });
     }
@@ -213,7 +233,7 @@ impl Session {
         &self,
         method: &str,
         params: Option<&Value>,
-        out: &UnboundedSender<Bytes>,
+        out: &Outbound,
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<Value, ErrorObject> {
@@ -315,7 +335,7 @@ impl Session {
 struct Outstanding<'a> {
     session: &'a Session,
     id: Option<RequestId>,
-    out: &'a UnboundedSender<Bytes>,
+    out: &'a Outbound,
     reason: &'static str,
 }
 

@@ -39,7 +39,7 @@
 //! `Close`, write the result as the last event and end the response body.
 
 use super::accept::Prepared;
-use super::outcome::Reply;
+use super::outcome::{Reply, RpcError};
 use super::{Server, ServerInner};
 use crate::bus::{BusEvent, BusStream, ListChanged};
 use bytes::Bytes;
@@ -110,23 +110,26 @@ impl Drop for ListenerSlot {
 
 impl Server {
     /// Opens a listen stream for a prepared `subscriptions/listen` request.
-    pub(crate) fn listen(&self, p: &Prepared) -> Result<Subscription, ErrorObject> {
+    pub(crate) fn listen(&self, p: &Prepared) -> Result<Subscription, RpcError> {
         let Some(requested) = &p.params.notifications else {
             return Err(ErrorObject::invalid_params(
                 "subscriptions/listen needs params.notifications",
-            ));
+            )
+            .into());
         };
         if self.is_shutting_down() {
-            return Err(ErrorObject::internal(
+            return Err(RpcError::Busy(ErrorObject::internal(
                 "the server is shutting down; listen elsewhere",
-            ));
+            )));
         }
         let Some(slot) = ListenerSlot::acquire(&self.inner) else {
             let max = self.inner.config.max_listeners;
-            return Err(ErrorObject::internal(format!(
-                "too many open subscriptions (the limit is {max}); close one and retry"
-            ))
-            .with_data(json!({ "maxListeners": max })));
+            return Err(RpcError::Busy(
+                ErrorObject::internal(format!(
+                    "too many open subscriptions (the limit is {max}); close one and retry"
+                ))
+                .with_data(json!({ "maxListeners": max })),
+            ));
         };
         let filter = self.honoured(requested);
         // Subscribe before acknowledging, so no change after the ack is missed.

@@ -69,6 +69,9 @@ pub(crate) enum RpcError {
     ResourceNotFound(ErrorObject),
     /// `-32021`, which the legacy revisions do not have: `-32600` there.
     MissingCapability(ErrorObject),
+    /// A shared resource is exhausted (`-32603`, the same in every era);
+    /// HTTP answers it with `503` and `Retry-After`.
+    Busy(ErrorObject),
 }
 
 impl RpcError {
@@ -76,7 +79,10 @@ impl RpcError {
     #[cfg(any(test, feature = "otel"))]
     pub(crate) fn modern(&self) -> &ErrorObject {
         match self {
-            Self::Plain(e) | Self::ResourceNotFound(e) | Self::MissingCapability(e) => e,
+            Self::Plain(e)
+            | Self::ResourceNotFound(e)
+            | Self::MissingCapability(e)
+            | Self::Busy(e) => e,
         }
     }
 
@@ -87,7 +93,8 @@ impl RpcError {
                 Self::Plain(e) | Self::ResourceNotFound(e) | Self::MissingCapability(e),
                 Shape::Modern,
             )
-            | (Self::Plain(e), Shape::Legacy(_)) => e,
+            | (Self::Plain(e) | Self::Busy(e), Shape::Legacy(_))
+            | (Self::Busy(e), Shape::Modern) => e,
             (Self::ResourceNotFound(mut e), Shape::Legacy(_)) => {
                 e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
                 e
@@ -140,9 +147,18 @@ impl Outcome {
     /// back, since it is not one response.
     pub(crate) fn into_reply(self, id: &RequestId, shape: Shape) -> Result<Reply, Subscription> {
         Ok(match self {
-            Self::Complete(body) => Reply { body, error: None },
+            Self::Complete(body) => Reply {
+                body,
+                error: None,
+                busy: false,
+            },
             Self::InputRequired(result) => Reply::result(id, &*result),
-            Self::Error(e) => Reply::error(Some(id), &e.into_shape(shape)),
+            Self::Error(e) => {
+                let busy = matches!(*e, RpcError::Busy(_));
+                let mut reply = Reply::error(Some(id), &e.into_shape(shape));
+                reply.busy = busy;
+                reply
+            }
             Self::Stream(s) => return Err(*s),
         })
     }
@@ -165,6 +181,8 @@ impl Outcome {
 pub(crate) struct Reply {
     body: Bytes,
     error: Option<ErrorCode>,
+    /// The error is [`RpcError::Busy`].
+    busy: bool,
 }
 
 impl Reply {
@@ -172,6 +190,7 @@ impl Reply {
         Self {
             body: Bytes::from(encode_result(id, result)),
             error: None,
+            busy: false,
         }
     }
 
@@ -202,6 +221,7 @@ impl Reply {
         Self {
             body: Bytes::from(out),
             error: None,
+            busy: false,
         }
     }
 
@@ -222,6 +242,7 @@ impl Reply {
         Self {
             body: Bytes::from(out),
             error: None,
+            busy: false,
         }
     }
 
@@ -239,6 +260,7 @@ impl Reply {
         Self {
             body: Bytes::from(encode_error(id, error)),
             error: Some(error.code),
+            busy: false,
         }
     }
 
@@ -250,6 +272,11 @@ impl Reply {
     /// Consumes the reply, returning the encoded response.
     pub(crate) fn into_body(self) -> Bytes {
         self.body
+    }
+
+    /// Whether the error says a shared resource is exhausted: retry later.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.busy
     }
 
     /// The error code, when the response is an error.

@@ -18,9 +18,11 @@ mod legacy;
 mod listen;
 mod negotiate;
 mod origin;
+mod peers;
 mod read;
 mod serve;
 mod sessions;
+mod timed_io;
 mod validate;
 
 /// The MCP header names, ready for lookups: `HeaderName` needs them
@@ -86,7 +88,7 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// | method is `POST` | `405` with `Allow: POST` |
 /// | `Accept` lists `application/json` and `text/event-stream` | `406` |
 /// | `Content-Type` is `application/json` | `415` |
-/// | concurrent-request limit | `503` with `Retry-After: 1` |
+/// | concurrent-request limits, the client's then the server's | `503` with `Retry-After: 1` |
 /// | body size (declared, then read) / body read time | `413` / `408` |
 /// | JSON nesting depth, then parsing | `400` with `-32700` or `-32600` |
 /// | a notification | `202`, empty body |
@@ -120,8 +122,10 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// acknowledgment, then the requested change notifications, with `:`
 /// keep-alive comments while idle, until the client disconnects or the
 /// server shuts down (the closing result is then the last event). Listen
-/// streams are bounded by [`ServerConfig::max_listeners`](crate::ServerConfig),
-/// not by the request limit or the request timeout.
+/// streams are bounded by [`ServerConfig::max_listeners`](crate::ServerConfig)
+/// and [`HttpConfig::max_streams_per_client`], not by the request limit or
+/// the request timeout; past either bound the request gets `503` with
+/// `Retry-After: 1`.
 ///
 /// Modern requests ignore `Mcp-Session-Id` and `Last-Event-ID`: no session
 /// is minted for them and streams are not resumable.
@@ -163,6 +167,17 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 pub struct HttpService {
     server: Server,
     shared: Arc<Shared>,
+    /// The counts of the client this connection belongs to, under
+    /// [`serve_http`]; `None` when mounted elsewhere (no per-client limits).
+    peer: Option<Arc<peers::PeerCounts>>,
+}
+
+/// A request's places under the concurrency limits (the server's and its
+/// client's), held until its response ends.
+#[derive(Debug, Default)]
+pub(super) struct Permit {
+    _global: Option<tokio::sync::OwnedSemaphorePermit>,
+    _client: Option<peers::Slot>,
 }
 
 struct Shared {
@@ -199,7 +214,11 @@ impl HttpService {
             config.allowed_origins.as_deref(),
         );
         let sessions = config.legacy_sessions.then(|| {
-            sessions::SessionStore::new(cap(config.session_idle_timeout), config.max_sessions)
+            sessions::SessionStore::new(
+                cap(config.session_idle_timeout),
+                cap(config.session_init_timeout),
+                config.max_sessions,
+            )
         });
         let limiter = config
             .max_concurrent_requests
@@ -212,6 +231,30 @@ impl HttpService {
                 limiter,
                 sessions,
             }),
+            peer: None,
+        }
+    }
+
+    /// This service for one connection of the client `peer`.
+    fn for_peer(&self, peer: Arc<peers::PeerCounts>) -> Self {
+        Self {
+            server: self.server.clone(),
+            shared: Arc::clone(&self.shared),
+            peer: Some(peer),
+        }
+    }
+
+    /// Takes one of the client's stream slots; `None` at its limit.
+    fn stream_slot(&self) -> Result<Option<peers::Slot>, ()> {
+        match &self.peer {
+            Some(peer) => peers::acquire(
+                peer,
+                peers::Kind::Stream,
+                self.shared.config.max_streams_per_client,
+            )
+            .map(Some)
+            .ok_or(()),
+            None => Ok(None),
         }
     }
 
@@ -328,7 +371,12 @@ mod tests {
         let server = Server::new(ServerConfig::new("size", "0"));
         let svc = HttpService::new(server, HttpConfig::new());
         let body = http_body_util::Full::new(Bytes::new());
-        let fut = svc.post(http::HeaderMap::new(), Default::default(), body, None);
+        let fut = svc.post(
+            http::HeaderMap::new(),
+            Default::default(),
+            body,
+            Permit::default(),
+        );
         let size = std::mem::size_of_val(&fut);
         eprintln!("request future: {size} bytes");
         assert!(size < 1024, "the request future is {size} bytes");

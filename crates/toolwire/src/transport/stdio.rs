@@ -15,6 +15,7 @@
 //! modern `_meta` version key) are served by `crate::legacy`, and its
 //! responses answer the server-to-client requests of the MRTR shim.
 
+use crate::context::{Outbound, OutputGauge};
 use crate::legacy::{self, Session};
 use crate::server::{Accepted, Prepared, Reply, Server, Step, Subscription, SubscriptionFrame};
 use bytes::Bytes;
@@ -44,6 +45,12 @@ use toolwire_proto::{
 /// Longest accepted line, in bytes. Longer lines are answered with a parse
 /// error and skipped without being buffered.
 pub const MAX_LINE_BYTES: usize = 4 * 1024 * 1024;
+
+/// How many bytes of output may wait for a client that does not read
+/// stdout. Past it, no new line is read until the writer has drained the
+/// queue below it: the client's unread output bounds the server's memory,
+/// and the client sees backpressure on its stdin.
+pub const MAX_QUEUED_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 
 /// How long a shutdown waits for in-flight requests before cancelling them.
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
@@ -162,7 +169,9 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
-    let writer_task = tokio::spawn(write_loop(writer, out_rx));
+    let gauge = Arc::new(OutputGauge::default());
+    let out_tx = Outbound::gauged(out_tx, Arc::clone(&gauge));
+    let writer_task = tokio::spawn(write_loop(writer, out_rx, gauge.clone()));
     let in_flight: InFlight = Arc::default();
     let legacy_session = LegacySlot::new();
     let mut tasks = JoinSet::new();
@@ -172,6 +181,22 @@ where
     let closing = server.inner.closing.clone();
     let mut shutting_down = false;
     loop {
+        // Backpressure: while the client leaves too much output unread,
+        // read nothing more from it.
+        while gauge.queued() > MAX_QUEUED_OUTPUT_BYTES {
+            tokio::select! {
+                biased;
+                () = closing.cancelled() => {
+                    shutting_down = true;
+                    break;
+                }
+                () = out_tx.closed() => break,
+                () = gauge.drained() => {}
+            }
+        }
+        if shutting_down {
+            break;
+        }
         // A line already buffered is read without waiting: the shutdown
         // check is for when the reader has to wait.
         let read = if memchr::memchr(b'\n', reader.buffer()).is_some() {
@@ -236,7 +261,7 @@ where
 fn on_line(
     server: &Server,
     line: &[u8],
-    out: &mpsc::UnboundedSender<Bytes>,
+    out: &Outbound,
     in_flight: &InFlight,
     legacy_session: &LegacySlot,
     tasks: &mut JoinSet<()>,
@@ -284,7 +309,7 @@ fn on_line(
                 if let Some(session) = legacy_session.get()
                     && !session.has_notifier()
                 {
-                    session.set_notifier(Some(out.clone()));
+                    session.set_notifier(Some(legacy::Notifier::Writer(out.clone())));
                     session.spawn_forwarder(server.notification_bus());
                 }
             }
@@ -320,7 +345,7 @@ fn on_line(
 fn start(
     server: &Server,
     p: Prepared,
-    out: &mpsc::UnboundedSender<Bytes>,
+    out: &Outbound,
     in_flight: &InFlight,
     tasks: &mut JoinSet<()>,
 ) {
@@ -445,7 +470,7 @@ async fn listen(
     mut sub: Subscription,
     id: RequestId,
     token: CancellationToken,
-    out: mpsc::UnboundedSender<Bytes>,
+    out: Outbound,
     in_flight: InFlight,
 ) {
     loop {
@@ -490,19 +515,40 @@ async fn listen(
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut rx: mpsc::UnboundedReceiver<Bytes>,
+    gauge: Arc<OutputGauge>,
 ) -> io::Result<()> {
     let mut w = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
     while let Some(msg) = rx.recv().await {
-        w.write_all(&msg).await?;
-        w.write_all(b"\n").await?;
+        write_one(&mut w, msg, &gauge).await?;
         // Batch whatever is already queued, then flush once.
         while let Ok(msg) = rx.try_recv() {
-            w.write_all(&msg).await?;
-            w.write_all(b"\n").await?;
+            write_one(&mut w, msg, &gauge).await?;
         }
         w.flush().await?;
     }
     w.flush().await
+}
+
+async fn write_one<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    msg: Bytes,
+    gauge: &OutputGauge,
+) -> io::Result<()> {
+    let len = msg.len();
+    let written = async {
+        w.write_all(&msg).await?;
+        w.write_all(b"\n").await
+    }
+    .await;
+    // Dropped here, written or not: no longer queued memory.
+    drop(msg);
+    // Wake the reader when the queue crosses back under the bound (a
+    // permit is kept if it is not waiting yet, and it checks again).
+    let before = gauge.taken(len);
+    if before > MAX_QUEUED_OUTPUT_BYTES && before - len <= MAX_QUEUED_OUTPUT_BYTES {
+        gauge.wake();
+    }
+    written
 }
 
 enum Line {

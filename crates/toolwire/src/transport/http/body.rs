@@ -9,6 +9,7 @@
 //!
 //! Spec: basic/transports/streamable-http.mdx#receiving-messages
 
+use super::Permit;
 use super::listen::ListenStream;
 use crate::server::Reply;
 use bytes::{Bytes, BytesMut};
@@ -19,7 +20,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
@@ -187,7 +187,7 @@ pub(super) struct SseStream {
     deadline: Option<(Pin<Box<Sleep>>, Bytes)>,
     keep_alive: KeepAlive,
     /// Held until the stream ends so that it counts against the limit.
-    _permit: Option<OwnedSemaphorePermit>,
+    _permit: Permit,
 }
 
 impl SseStream {
@@ -199,7 +199,7 @@ impl SseStream {
         token: CancellationToken,
         deadline: Option<(Instant, Bytes)>,
         keep_alive: Option<Duration>,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Self {
         Self {
             handler,

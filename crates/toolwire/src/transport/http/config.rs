@@ -16,8 +16,9 @@ pub(super) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// The defaults suit a server bound to localhost: the endpoint is `/mcp`,
 /// only `localhost`, `127.0.0.1` and `[::1]` (any port) are accepted in
 /// `Host` and `Origin`, bodies are limited to 4 MiB and 64 levels of JSON
-/// nesting, at most 1024 requests are served at once, and requests have no
-/// time limit of their own (closing the connection cancels one).
+/// nesting, at most 1024 requests are served at once (256 per client), and
+/// requests have no time limit of their own (closing the connection cancels
+/// one). The README's Security section lists every limit.
 ///
 /// Every setter keeps its value in the range the transport can serve:
 /// limits and counts are at least 1, time limits at least 1 ms (the
@@ -66,6 +67,14 @@ pub struct HttpConfig {
     pub(crate) legacy_sessions: bool,
     pub(crate) session_idle_timeout: Duration,
     pub(crate) max_sessions: usize,
+    pub(crate) max_requests_per_client: usize,
+    pub(crate) max_streams_per_client: usize,
+    pub(crate) max_sessions_per_client: usize,
+    pub(crate) session_init_timeout: Duration,
+    pub(crate) session_stream_queue: usize,
+    pub(crate) max_connections: Option<usize>,
+    pub(crate) max_connections_per_client: usize,
+    pub(crate) write_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -92,6 +101,14 @@ impl HttpConfig {
             legacy_sessions: true,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 1024,
+            max_requests_per_client: 256,
+            max_streams_per_client: 64,
+            max_sessions_per_client: 64,
+            session_init_timeout: Duration::from_secs(10),
+            session_stream_queue: 64,
+            max_connections: None,
+            max_connections_per_client: 256,
+            write_timeout: Duration::from_secs(30),
         }
     }
 
@@ -321,6 +338,127 @@ impl HttpConfig {
         self.max_sessions = max.max(1);
         self
     }
+
+    /// How many requests one client (one peer IP address under
+    /// [`serve_http`](super::serve_http)) may have in progress at once,
+    /// within [`max_concurrent_requests`](Self::max_concurrent_requests).
+    /// Beyond it the client's request gets `503 Service Unavailable` with
+    /// `Retry-After: 1`, while other clients are still served. A request
+    /// counts from its head to its response's end, so a slow body counts too.
+    pub fn max_requests_per_client(&self) -> usize {
+        self.max_requests_per_client
+    }
+
+    /// Sets the per-client request limit (default 256; at least 1).
+    #[must_use]
+    pub fn with_max_requests_per_client(mut self, max: usize) -> Self {
+        self.max_requests_per_client = max.max(1);
+        self
+    }
+
+    /// How many long-lived streams (`subscriptions/listen` responses and
+    /// legacy GET streams) one client may hold open. Beyond it, and beyond
+    /// the server-wide [`ServerConfig::max_listeners`](crate::ServerConfig),
+    /// the request gets `503 Service Unavailable` with `Retry-After: 1`.
+    pub fn max_streams_per_client(&self) -> usize {
+        self.max_streams_per_client
+    }
+
+    /// Sets the per-client stream limit (default 64; at least 1).
+    #[must_use]
+    pub fn with_max_streams_per_client(mut self, max: usize) -> Self {
+        self.max_streams_per_client = max.max(1);
+        self
+    }
+
+    /// How many legacy sessions one client may hold, within
+    /// [`max_sessions`](Self::max_sessions). Beyond it (once expired
+    /// sessions are swept) its `initialize` gets `503` with `Retry-After`.
+    pub fn max_sessions_per_client(&self) -> usize {
+        self.max_sessions_per_client
+    }
+
+    /// Sets the per-client session limit (default 64; at least 1).
+    #[must_use]
+    pub fn with_max_sessions_per_client(mut self, max: usize) -> Self {
+        self.max_sessions_per_client = max.max(1);
+        self
+    }
+
+    /// How long a legacy session lives before its client has used it: a
+    /// session that saw no request and no GET stream after `initialize`
+    /// expires after this, not after
+    /// [`session_idle_timeout`](Self::session_idle_timeout).
+    pub fn session_init_timeout(&self) -> Duration {
+        self.session_init_timeout
+    }
+
+    /// Sets the unused-session lifetime (default 10 s; at least 1 ms, at
+    /// most a year).
+    #[must_use]
+    pub fn with_session_init_timeout(mut self, timeout: Duration) -> Self {
+        self.session_init_timeout = timeout_within_bounds(timeout);
+        self
+    }
+
+    /// How many notifications (besides list changes, which coalesce to one
+    /// per list) a legacy GET stream may have waiting for its client. A
+    /// stream that falls further behind is closed.
+    pub fn session_stream_queue(&self) -> usize {
+        self.session_stream_queue
+    }
+
+    /// Sets the GET stream queue bound (default 64; at least 1).
+    #[must_use]
+    pub fn with_session_stream_queue(mut self, max: usize) -> Self {
+        self.session_stream_queue = max.max(1);
+        self
+    }
+
+    /// How many connections [`serve_http`](super::serve_http) keeps open at
+    /// once. At the limit it stops accepting until one closes. `None` (the
+    /// default) derives it at start-up from the file-descriptor limit: three
+    /// quarters of the soft `RLIMIT_NOFILE`, at most 65,536 (4,096 where the
+    /// limit cannot be read).
+    pub fn max_connections(&self) -> Option<usize> {
+        self.max_connections
+    }
+
+    /// Sets the connection limit (at least 1); `None` derives it from the
+    /// file-descriptor limit.
+    #[must_use]
+    pub fn with_max_connections(mut self, max: Option<usize>) -> Self {
+        self.max_connections = max.map(|n| n.clamp(1, tokio::sync::Semaphore::MAX_PERMITS));
+        self
+    }
+
+    /// How many connections one peer IP address may hold open under
+    /// [`serve_http`](super::serve_http). Beyond it a new connection is
+    /// closed at once.
+    pub fn max_connections_per_client(&self) -> usize {
+        self.max_connections_per_client
+    }
+
+    /// Sets the per-address connection limit (default 256; at least 1).
+    #[must_use]
+    pub fn with_max_connections_per_client(mut self, max: usize) -> Self {
+        self.max_connections_per_client = max.max(1);
+        self
+    }
+
+    /// Under [`serve_http`](super::serve_http), how long a write may wait
+    /// for a client that does not read: after this the connection is
+    /// closed, with whatever response or stream it carried.
+    pub fn write_timeout(&self) -> Duration {
+        self.write_timeout
+    }
+
+    /// Sets the write timeout (default 30 s; at least 1 ms, at most a year).
+    #[must_use]
+    pub fn with_write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout_within_bounds(timeout);
+        self
+    }
 }
 
 #[cfg(test)]
@@ -342,6 +480,14 @@ mod tests {
             .with_shutdown_grace(zero)
             .with_session_idle_timeout(zero)
             .with_max_sessions(0)
+            .with_max_requests_per_client(0)
+            .with_max_streams_per_client(0)
+            .with_max_sessions_per_client(0)
+            .with_session_init_timeout(zero)
+            .with_session_stream_queue(0)
+            .with_max_connections(Some(0))
+            .with_max_connections_per_client(0)
+            .with_write_timeout(zero)
             .with_path("");
         assert_eq!(c.max_body_bytes(), 1);
         assert_eq!(c.max_json_depth(), 1);
@@ -352,6 +498,14 @@ mod tests {
         assert_eq!(c.shutdown_grace(), zero);
         assert_eq!(c.session_idle_timeout(), MIN_TIMEOUT);
         assert_eq!(c.max_sessions(), 1);
+        assert_eq!(c.max_requests_per_client(), 1);
+        assert_eq!(c.max_streams_per_client(), 1);
+        assert_eq!(c.max_sessions_per_client(), 1);
+        assert_eq!(c.session_init_timeout(), MIN_TIMEOUT);
+        assert_eq!(c.session_stream_queue(), 1);
+        assert_eq!(c.max_connections(), Some(1));
+        assert_eq!(c.max_connections_per_client(), 1);
+        assert_eq!(c.write_timeout(), MIN_TIMEOUT);
         assert_eq!(c.path(), Some("/"));
 
         let max = Duration::MAX;
@@ -362,7 +516,9 @@ mod tests {
             .with_read_timeout(max)
             .with_sse_keep_alive(Some(max))
             .with_shutdown_grace(max)
-            .with_session_idle_timeout(max);
+            .with_session_idle_timeout(max)
+            .with_session_init_timeout(max)
+            .with_write_timeout(max);
         assert_eq!(c.max_body_bytes(), usize::MAX);
         assert_eq!(
             c.max_concurrent_requests(),
@@ -374,6 +530,8 @@ mod tests {
             c.sse_keep_alive(),
             Some(c.shutdown_grace()),
             Some(c.session_idle_timeout()),
+            Some(c.session_init_timeout()),
+            Some(c.write_timeout()),
         ] {
             assert_eq!(d, Some(MAX_DURATION));
         }

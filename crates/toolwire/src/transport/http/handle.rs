@@ -7,9 +7,10 @@ use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
 use super::listen::ListenStream;
 use super::negotiate::{accepts_json_and_sse, is_json_content_type};
 use super::origin::Refusal;
+use super::peers::{self, Kind};
 use super::read::{ReadError, read_limited};
 use super::validate::check_metadata_headers;
-use super::{BoxError, HttpResponseFuture, HttpService, names};
+use super::{BoxError, HttpResponseFuture, HttpService, Permit, names};
 use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
 use crate::server::{Accepted, Era, Job, Prepared, Reply, Server, Shape, Step};
 use bytes::{Bytes, BytesMut};
@@ -23,7 +24,6 @@ use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::Poll;
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -102,8 +102,23 @@ pub(super) fn error(
 }
 
 fn reply(reply: Reply) -> Response<HttpBody> {
+    if reply.is_busy() {
+        let mut res = json(StatusCode::SERVICE_UNAVAILABLE, reply.into_body());
+        res.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        return res;
+    }
     let status = status_for(reply.error_code());
     json(status, reply.into_body())
+}
+
+/// `503 Service Unavailable` with `Retry-After: 1` and a `-32603` error.
+pub(super) fn busy(id: Option<&RequestId>, message: impl Into<String>) -> Response<HttpBody> {
+    let e = ErrorObject::internal(message);
+    let mut res = error(StatusCode::SERVICE_UNAVAILABLE, id, &e);
+    res.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    res
 }
 
 pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
@@ -175,7 +190,7 @@ impl HttpService {
         headers: HeaderMap,
         head: Head,
         body: B,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Response<HttpBody>
     where
         B: Body + Send + 'static,
@@ -204,7 +219,7 @@ impl HttpService {
         headers: &HeaderMap,
         head: &Head,
         bytes: Bytes,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Result<Route<impl Future<Output = Response<HttpBody>> + Send + '_>, Early> {
         // The usual request, decoded and prepared in one pass: its `_meta`
         // carries the modern version, so it is modern whatever session it
@@ -237,6 +252,9 @@ impl HttpService {
                             "Bad Request: Unsupported MCP-Protocol-Version",
                         )));
                     }
+                    // A second request: the session is in use, and lives
+                    // on the idle timeout from now on.
+                    session.confirm();
                     Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
                 }
             },
@@ -317,7 +335,7 @@ impl HttpService {
         &self,
         headers: &HeaderMap,
         prepared: Prepared,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Result<Pin<Box<impl Future<Output = Response<HttpBody>> + Send + '_>>, Early> {
         if let Err(e) = check_metadata_headers(headers, &prepared, &self.server) {
             return Err(Box::new(error(
@@ -401,24 +419,42 @@ impl HttpService {
         Head { session_id }
     }
 
-    /// Takes a place under the concurrent-request limit, or answers 503 at
-    /// once: waiting would only pile up connections.
-    pub(super) fn admit(&self) -> Result<Option<OwnedSemaphorePermit>, Early> {
-        let Some(limiter) = &self.shared.limiter else {
-            return Ok(None);
+    /// Takes a place under the concurrent-request limits, the client's and
+    /// the server's, or answers 503 at once: waiting would only pile up
+    /// connections.
+    pub(super) fn admit(&self) -> Result<Permit, Early> {
+        let client = match &self.peer {
+            Some(peer) => match peers::acquire(
+                peer,
+                Kind::Request,
+                self.shared.config.max_requests_per_client,
+            ) {
+                Some(slot) => Some(slot),
+                None => {
+                    return Err(Box::new(busy(
+                        None,
+                        "Service Unavailable: too many concurrent requests from this client; retry later",
+                    )));
+                }
+            },
+            None => None,
         };
-        match limiter.clone().try_acquire_owned() {
-            Ok(permit) => Ok(Some(permit)),
-            Err(_) => {
-                let e = ErrorObject::internal(
-                    "Service Unavailable: too many concurrent requests; retry later",
-                );
-                let mut res = error(StatusCode::SERVICE_UNAVAILABLE, None, &e);
-                res.headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-                Err(Box::new(res))
-            }
-        }
+        let global = match &self.shared.limiter {
+            Some(limiter) => match limiter.clone().try_acquire_owned() {
+                Ok(permit) => Some(permit),
+                Err(_) => {
+                    return Err(Box::new(busy(
+                        None,
+                        "Service Unavailable: too many concurrent requests; retry later",
+                    )));
+                }
+            },
+            None => None,
+        };
+        Ok(Permit {
+            _global: global,
+            _client: client,
+        })
     }
 
     /// Reads the body within the size and time limits, answering 413, 408
@@ -475,7 +511,7 @@ impl HttpService {
     }
 
     /// Runs a validated request and shapes the response.
-    async fn run(&self, p: Prepared, permit: Option<OwnedSemaphorePermit>) -> Response<HttpBody> {
+    async fn run(&self, p: Prepared, permit: Permit) -> Response<HttpBody> {
         let config = &self.shared.config;
         let id = p.id.clone();
         let p = match self.server.step(p) {
@@ -488,9 +524,18 @@ impl HttpService {
                     // timeout.
                     Err(subscription) => {
                         drop(permit);
+                        let Ok(slot) = self.stream_slot() else {
+                            // Dropping the subscription frees its listener slot.
+                            drop(subscription);
+                            return busy(
+                                Some(&id),
+                                "Service Unavailable: too many open streams from this client; close one and retry",
+                            );
+                        };
                         sse(HttpBody::listen(ListenStream::new(
                             subscription,
                             config.sse_keep_alive,
+                            slot,
                         )))
                     }
                 };
@@ -618,7 +663,7 @@ pub(super) async fn execute(
 ) -> Reply {
     let id = job.p.id.clone();
     let shape = job.p.era.shape();
-    match AssertUnwindSafe(server.run_direct(job, token, outbound))
+    match AssertUnwindSafe(server.run_direct(job, token, outbound.map(Into::into)))
         .catch_unwind()
         .await
     {
@@ -633,7 +678,7 @@ pub(super) enum Route<F> {
     Modern(Pin<Box<F>>),
     /// Boxed: a prepared request is large, and rare on this path.
     #[allow(clippy::type_complexity, reason = "taken apart at once")]
-    Legacy(Box<(Arc<Session>, Prepared, Option<OwnedSemaphorePermit>)>),
+    Legacy(Box<(Arc<Session>, Prepared, Permit)>),
 }
 
 fn accepted() -> Response<HttpBody> {

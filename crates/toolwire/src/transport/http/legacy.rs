@@ -22,14 +22,16 @@
 //! #session-management, #listening-for-messages-from-the-server; (2026-07-28)
 //! basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
 
+use super::Permit;
 use super::body::{HttpBody, KEEP_ALIVE, KeepAlive, ReplyFuture, push_event};
-use super::handle::{error, json, plain, sse, version_header};
+use super::handle::{busy, error, json, plain, sse, version_header};
+use super::peers::{self, Kind, Slot};
 use super::{HttpService, names};
-use crate::legacy::{self, InitializeParams, Session};
+use crate::legacy::{self, InitializeParams, Notifier, Session, StreamQueue};
 use crate::server::{Prepared, Reply};
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt as _, Stream};
-use http::header::{ACCEPT, RETRY_AFTER};
+use http::header::ACCEPT;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use std::future::{Future as _, poll_fn};
@@ -38,7 +40,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, mpsc};
+use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use toolwire_proto::{ErrorObject, RequestId};
 
@@ -61,12 +63,17 @@ impl HttpService {
             return plain(StatusCode::NOT_FOUND, "Not Found");
         };
         let (session, body) = legacy::open(&self.server, id, init);
-        let Ok(sid) = store.create(Arc::clone(&session)) else {
-            let e = ErrorObject::internal("Service Unavailable: too many sessions; retry later");
-            let mut res = error(StatusCode::SERVICE_UNAVAILABLE, Some(id), &e);
-            res.headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            return res;
+        let max = self.shared.config.max_sessions_per_client;
+        let slot = || match &self.peer {
+            Some(peer) => peers::acquire(peer, Kind::Session, max).map(Some).ok_or(()),
+            None => Ok(None),
+        };
+        let Ok(sid) = store.create(Arc::clone(&session), slot) else {
+            session.close();
+            return busy(
+                Some(id),
+                "Service Unavailable: too many sessions; retry later",
+            );
         };
         session.spawn_forwarder(self.server.notification_bus());
         let mut res = json(StatusCode::OK, body);
@@ -92,7 +99,7 @@ impl HttpService {
         &self,
         session: Arc<Session>,
         p: Prepared,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Response<HttpBody> {
         let token = CancellationToken::new();
         let Some(in_flight) = session.track(&p.id, &token) else {
@@ -109,7 +116,7 @@ impl HttpService {
         let shape = p.era.shape();
         let handler: ReplyFuture = Box::pin(async move {
             let _in_flight = in_flight;
-            let run = server.execute(p, child, Some(tx));
+            let run = server.execute(p, child, Some(tx.into()));
             match AssertUnwindSafe(run).catch_unwind().await {
                 Ok(outcome) => outcome.encode(&id, shape),
                 Err(_) => Reply::panicked(&id),
@@ -140,14 +147,24 @@ impl HttpService {
         let Some(session) = self.shared.sessions.as_ref().and_then(|s| s.get(sid)) else {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
         };
-        let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
-        session.set_notifier(Some(tx));
+        let Ok(slot) = self.stream_slot() else {
+            return busy(
+                None,
+                "Service Unavailable: too many open streams from this client; close one and retry",
+            );
+        };
+        session.confirm();
+        let queue = StreamQueue::new(self.shared.config.session_stream_queue);
+        session.set_notifier(Some(Notifier::Stream(Arc::clone(&queue))));
+        // Dropping the body (the client went away) closes the queue, so the
+        // session stops feeding it and its memory is given back.
+        let queue = CloseOnDrop { queue, _slot: slot };
         let closed = session.closed().clone();
         let shutdown = self.server.inner.closing.clone();
         let every = self.shared.config.sse_keep_alive;
         let stream = futures_util::stream::unfold(
-            (rx, closed, shutdown),
-            move |(mut rx, closed, shutdown)| async move {
+            (queue, closed, shutdown),
+            move |(queue, closed, shutdown)| async move {
                 let keep_alive = async {
                     match every {
                         Some(d) => tokio::time::sleep(d).await,
@@ -157,7 +174,7 @@ impl HttpService {
                 let out = tokio::select! {
                     () = closed.cancelled() => return None,
                     () = shutdown.cancelled() => return None,
-                    msg = rx.recv() => {
+                    msg = queue.queue.next() => {
                         let msg = msg?;
                         let mut buf = BytesMut::new();
                         push_event(&mut buf, &msg);
@@ -165,10 +182,23 @@ impl HttpService {
                     }
                     () = keep_alive => Bytes::from_static(KEEP_ALIVE),
                 };
-                Some((out, (rx, closed, shutdown)))
+                Some((out, (queue, closed, shutdown)))
             },
         );
         sse(HttpBody::stream(Box::pin(stream)))
+    }
+}
+
+/// Closes a GET stream's queue when the stream's body is dropped, and
+/// holds the client's stream slot until then.
+struct CloseOnDrop {
+    queue: Arc<StreamQueue>,
+    _slot: Option<Slot>,
+}
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.queue.close();
     }
 }
 
@@ -194,7 +224,7 @@ struct LegacyCall {
     queued: BytesMut,
     keep_alive: KeepAlive,
     /// Held until the stream ends so that it counts against the limit.
-    _permit: Option<OwnedSemaphorePermit>,
+    _permit: Permit,
 }
 
 impl LegacyCall {
@@ -203,7 +233,7 @@ impl LegacyCall {
         notes: mpsc::UnboundedReceiver<Bytes>,
         token: CancellationToken,
         keep_alive: Option<Duration>,
-        permit: Option<OwnedSemaphorePermit>,
+        permit: Permit,
     ) -> Self {
         Self {
             notes,

@@ -8,6 +8,7 @@
 //! its listener slot.
 
 use super::body::{KeepAlive, push_event};
+use super::peers::Slot;
 use crate::server::{Subscription, SubscriptionFrame};
 use bytes::{Bytes, BytesMut};
 use futures_util::Stream;
@@ -25,10 +26,16 @@ pub(super) struct ListenStream {
     /// `None` once the stream is over.
     frames: Option<Frames>,
     keep_alive: KeepAlive,
+    /// The client's stream slot, held while the stream is open.
+    _slot: Option<Slot>,
 }
 
 impl ListenStream {
-    pub(super) fn new(subscription: Subscription, keep_alive: Option<Duration>) -> Self {
+    pub(super) fn new(
+        subscription: Subscription,
+        keep_alive: Option<Duration>,
+        slot: Option<Slot>,
+    ) -> Self {
         let frames = futures_util::stream::unfold(subscription, |mut sub| async move {
             let frame = sub.next().await?;
             Some((frame, sub))
@@ -36,6 +43,7 @@ impl ListenStream {
         Self {
             frames: Some(Box::pin(frames)),
             keep_alive: KeepAlive::new(keep_alive),
+            _slot: slot,
         }
     }
 

@@ -1,6 +1,10 @@
 //! Running [`HttpService`] on a TCP listener: HTTP/1.1 connections, a head
-//! read timeout, and graceful shutdown with a bounded grace period.
+//! read timeout, a write timeout, bounded connections (overall and per
+//! address), backing off when out of file descriptors, and graceful
+//! shutdown with a bounded grace period.
 
+use super::peers::{self, Kind, Peers};
+use super::timed_io::WriteTimeout;
 use super::{HttpConfig, HttpService};
 use crate::server::Server;
 use hyper::server::conn::http1;
@@ -8,9 +12,12 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use std::future::Future;
 use std::io;
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Binds `addr` and serves `server` on it until `shutdown` resolves.
@@ -72,6 +79,16 @@ where
         .keep_alive(true);
     let stop = CancellationToken::new();
     let closing = service.server().inner.closing.clone();
+    let max_connections = service
+        .config()
+        .max_connections
+        .unwrap_or_else(default_max_connections);
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let per_client = service.config().max_connections_per_client;
+    // Every live entry holds a connection or a session.
+    let peers = Peers::new(max_connections.saturating_add(service.config().max_sessions));
+    let write_timeout = service.config().write_timeout;
+    let mut backoff = Backoff::default();
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
 
@@ -79,14 +96,29 @@ where
         tokio::select! {
             () = &mut shutdown => break,
             () = closing.cancelled() => break,
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
+            // At the connection limit, new connections wait in the backlog
+            // until one closes.
+            accepted = accept(&listener, &slots) => match accepted {
+                Ok((stream, peer, slot)) => {
+                    backoff.reset();
+                    let counts = peers.get(peer.ip());
+                    let held = counts
+                        .as_ref()
+                        .and_then(|c| peers::acquire(c, Kind::Connection, per_client));
+                    let (Some(counts), Some(held)) = (counts, held) else {
+                        // Over its address's share: closed at once.
+                        backoff.refused(peer.ip());
+                        drop(stream);
+                        continue;
+                    };
                     // Responses are written whole; waiting for more to
                     // coalesce only adds latency.
                     let _ = stream.set_nodelay(true);
-                    let conn = builder.serve_connection(TokioIo::new(stream), service.clone());
+                    let io = TokioIo::new(WriteTimeout::new(stream, write_timeout));
+                    let conn = builder.serve_connection(io, service.for_peer(counts));
                     let stop = stop.clone();
                     connections.spawn(async move {
+                        let _held = (slot, held);
                         let mut conn = pin!(conn);
                         let result = tokio::select! {
                             result = conn.as_mut() => result,
@@ -103,8 +135,7 @@ where
                 Err(e) => {
                     // Usually out of file descriptors: back off instead of
                     // spinning, and keep serving the open connections.
-                    tracing::warn!(error = %e, "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    backoff.failed(&e).await;
                 }
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
@@ -130,4 +161,108 @@ where
         while connections.join_next().await.is_some() {}
     }
     Ok(())
+}
+
+/// Waits for a connection slot, then accepts.
+async fn accept(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+) -> io::Result<(
+    tokio::net::TcpStream,
+    std::net::SocketAddr,
+    tokio::sync::OwnedSemaphorePermit,
+)> {
+    let slot = Arc::clone(slots)
+        .acquire_owned()
+        .await
+        .map_err(io::Error::other)?;
+    let (stream, peer) = listener.accept().await?;
+    Ok((stream, peer, slot))
+}
+
+/// The connection limit when none is configured: three quarters of the
+/// soft file-descriptor limit read now, leaving the rest for files, the
+/// listener and the runtime.
+fn default_max_connections() -> usize {
+    const FALLBACK: usize = 4096;
+    const CEILING: usize = 65_536;
+    #[cfg(unix)]
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .and_then(|n| usize::try_from(n).ok());
+    #[cfg(not(unix))]
+    let soft: Option<usize> = None;
+    soft.map_or(FALLBACK, |n| (n / 4 * 3).clamp(1, CEILING))
+}
+
+/// How often a repeated accept-loop condition is logged.
+const LOG_EVERY: Duration = Duration::from_secs(10);
+
+/// The accept loop's back-off on failures, and its rate-limited logs: once
+/// per [`LOG_EVERY`], with the count since the last line.
+struct Backoff {
+    delay: Duration,
+    failures: u64,
+    last_failure_log: Option<Instant>,
+    refusals: u64,
+    last_refusal_log: Option<Instant>,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self {
+            delay: Self::FIRST,
+            failures: 0,
+            last_failure_log: None,
+            refusals: 0,
+            last_refusal_log: None,
+        }
+    }
+}
+
+impl Backoff {
+    const FIRST: Duration = Duration::from_millis(10);
+    const MOST: Duration = Duration::from_secs(1);
+
+    fn reset(&mut self) {
+        self.delay = Self::FIRST;
+    }
+
+    fn due(last: &mut Option<Instant>) -> bool {
+        let now = Instant::now();
+        let due = last.is_none_or(|at| now.saturating_duration_since(at) >= LOG_EVERY);
+        if due {
+            *last = Some(now);
+        }
+        due
+    }
+
+    /// An accept failed: log (rate-limited) and wait, longer each time in a
+    /// row (EMFILE/ENFILE clear only when a connection closes).
+    async fn failed(&mut self, e: &io::Error) {
+        self.failures += 1;
+        if Self::due(&mut self.last_failure_log) {
+            tracing::warn!(
+                error = %e,
+                failures = self.failures,
+                "accepting connections failed; backing off"
+            );
+            self.failures = 0;
+        }
+        tokio::time::sleep(self.delay).await;
+        self.delay = (self.delay * 2).min(Self::MOST);
+    }
+
+    /// A connection over its address's limit was closed.
+    fn refused(&mut self, ip: std::net::IpAddr) {
+        self.refusals += 1;
+        if Self::due(&mut self.last_refusal_log) {
+            tracing::warn!(
+                peer = %ip,
+                refused = self.refusals,
+                "closing connections over the per-address limit"
+            );
+            self.refusals = 0;
+        }
+    }
 }

@@ -1,10 +1,12 @@
 //! The legacy sessions of one HTTP endpoint: minted by `initialize`,
-//! addressed by `Mcp-Session-Id`, expired when idle, bounded in number.
+//! addressed by `Mcp-Session-Id`, expired when idle (or soon, when never
+//! used after `initialize`), bounded in number overall and per client.
 //!
 //! Spec (2025-11-25): basic/transports.mdx#session-management — the id is
 //! globally unique and cryptographically secure, visible ASCII only; a
 //! request with an unknown or expired id gets 404.
 
+use super::peers::Slot;
 use crate::legacy::Session;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,7 +15,10 @@ use tokio::time::Instant;
 
 struct Entry {
     session: Arc<Session>,
+    created: Instant,
     last_seen: Instant,
+    /// The client's session slot, given back when the entry goes.
+    _slot: Option<Slot>,
 }
 
 /// Why a session could not be created.
@@ -23,45 +28,73 @@ pub(super) struct Full;
 pub(super) struct SessionStore {
     map: Mutex<HashMap<String, Entry>>,
     idle: Duration,
+    init: Duration,
     max: usize,
 }
 
 impl SessionStore {
-    pub(super) fn new(idle: Duration, max: usize) -> Self {
+    pub(super) fn new(idle: Duration, init: Duration, max: usize) -> Self {
         Self {
             map: Mutex::new(HashMap::new()),
             idle,
+            init,
             max,
         }
     }
 
     fn expired(&self, e: &Entry, now: Instant) -> bool {
         // A session whose GET stream is open is in use.
-        now.saturating_duration_since(e.last_seen) > self.idle && !e.session.has_notifier()
+        if e.session.has_notifier() {
+            return false;
+        }
+        // Spec (2025-11-25): basic/lifecycle.mdx#initialization — a client
+        // that means to use a session goes on at once; one that only
+        // initializes must not hold a slot for the whole idle timeout.
+        if !e.session.is_confirmed() && now.saturating_duration_since(e.created) > self.init {
+            return true;
+        }
+        now.saturating_duration_since(e.last_seen) > self.idle
     }
 
-    /// Stores `session` under a new random id.
-    pub(super) fn create(&self, session: Arc<Session>) -> Result<String, Full> {
+    fn sweep(&self, map: &mut HashMap<String, Entry>, now: Instant) {
+        map.retain(|_, e| {
+            let keep = !self.expired(e, now);
+            if !keep {
+                e.session.close();
+            }
+            keep
+        });
+    }
+
+    /// Stores `session` under a new random id. `slot` takes the client's
+    /// session slot (`Err` at its limit; `Ok(None)` when clients are not
+    /// counted); expired sessions are swept when either limit is reached.
+    pub(super) fn create(
+        &self,
+        session: Arc<Session>,
+        slot: impl Fn() -> Result<Option<Slot>, ()>,
+    ) -> Result<String, Full> {
         let now = Instant::now();
         let mut map = self.map.lock().map_err(|_| Full)?;
-        if map.len() >= self.max {
-            map.retain(|_, e| {
-                let keep = !self.expired(e, now);
-                if !keep {
-                    e.session.close();
-                }
-                keep
-            });
+        let mut taken = slot();
+        if map.len() >= self.max || taken.is_err() {
+            self.sweep(&mut map, now);
             if map.len() >= self.max {
                 return Err(Full);
             }
+            if taken.is_err() {
+                taken = slot();
+            }
         }
+        let slot = taken.map_err(|()| Full)?;
         let id = new_id().ok_or(Full)?;
         map.insert(
             id.clone(),
             Entry {
                 session,
+                created: now,
                 last_seen: now,
+                _slot: slot,
             },
         );
         Ok(id)
@@ -118,17 +151,39 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn idle_sessions_expire_and_the_count_is_bounded() {
-        let store = SessionStore::new(Duration::from_secs(10), 2);
-        let a = store.create(session()).expect("a");
-        let _b = store.create(session()).expect("b");
-        assert!(store.create(session()).is_err(), "at the limit");
+        let store = SessionStore::new(Duration::from_secs(10), Duration::from_secs(100), 2);
+        let a = store.create(session(), || Ok(None)).expect("a");
+        let _b = store.create(session(), || Ok(None)).expect("b");
+        assert!(
+            store.create(session(), || Ok(None)).is_err(),
+            "at the limit"
+        );
         assert!(store.get(&a).is_some());
         tokio::time::advance(Duration::from_secs(11)).await;
         assert!(store.get(&a).is_none(), "expired");
-        let c = store.create(session()).expect("room after expiry");
+        let c = store
+            .create(session(), || Ok(None))
+            .expect("room after expiry");
         assert_eq!(c.len(), 32);
         assert!(c.bytes().all(|b| b.is_ascii_hexdigit()));
         assert!(store.remove(&c));
         assert!(store.get(&c).is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_never_used_after_initialize_expires_early() {
+        let store = SessionStore::new(Duration::from_secs(1800), Duration::from_secs(5), 10);
+        let unused = store.create(session(), || Ok(None)).expect("unused");
+        let used_session = session();
+        let used = store
+            .create(Arc::clone(&used_session), || Ok(None))
+            .expect("used");
+        used_session.confirm();
+        tokio::time::advance(Duration::from_secs(6)).await;
+        assert!(store.get(&unused).is_none(), "unused: gone after 5 s");
+        assert!(
+            store.get(&used).is_some(),
+            "used: lives on the idle timeout"
+        );
     }
 }

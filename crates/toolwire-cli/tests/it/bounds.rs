@@ -1,0 +1,425 @@
+//! Memory and time bounds of the real `toolwire serve`, measured from the
+//! outside: the server's RSS (`/proc/<pid>/status`) with unread legacy GET
+//! streams under tool-list churn and with an unread stdout, and the request
+//! timeout of `serve --http`.
+
+use serde_json::{Value, json};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpSocket, TcpStream};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
+/// The bound the issue sets for the server's resident memory.
+const RSS_BOUND_KB: u64 = 64 * 1024;
+
+/// The resident set size of `pid`, in KiB.
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+/// `toolwire serve --http 127.0.0.1:0 ARGS…` and its address.
+async fn serve_http(args: &[&str]) -> (Child, SocketAddr) {
+    let (child, addr, _) = serve_http_under(&[], args).await;
+    (child, addr)
+}
+
+/// [`serve_http`] run by `wrapper` (such as `prlimit …`), and the lines of
+/// its stderr after the address.
+async fn serve_http_under(
+    wrapper: &[&str],
+    args: &[&str],
+) -> (Child, SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let mut command = match wrapper.split_first() {
+        Some((program, rest)) => {
+            let mut c = Command::new(program);
+            c.args(rest).arg(BIN);
+            c
+        }
+        None => Command::new(BIN),
+    };
+    let mut child = command
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("TOOLWIRE_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn toolwire serve --http");
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let addr = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(line) = lines.next_line().await.expect("stderr line") {
+            if let Some(rest) = line.split("http://").nth(1) {
+                let host = rest.split('/').next().expect("host");
+                return host.parse::<SocketAddr>().expect("address");
+            }
+        }
+        panic!("the server exited before printing its URL")
+    })
+    .await
+    .expect("the server starts in time");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&log);
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            sink.lock().expect("log").push(line);
+        }
+    });
+    (child, addr, log)
+}
+
+async fn connect_from(ip: Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket
+        .bind((ip, 0).into())
+        .expect("bind a loopback address");
+    let stream = socket.connect(addr).await.expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    stream
+}
+
+/// One HTTP/1.1 request on a kept-alive connection; the status, the
+/// headers (lowercased names) and the body, which must have a length.
+async fn exchange(
+    stream: &mut TcpStream,
+    addr: SocketAddr,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    let body = serde_json::to_vec(body).expect("json");
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(&body);
+    stream.write_all(&bytes).await.expect("write the request");
+    let mut buf = Vec::new();
+    let mut chunk = [0_u8; 8192];
+    let end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = stream.read(&mut chunk).await.expect("read");
+        assert!(n > 0, "closed mid-response");
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let text = String::from_utf8_lossy(&buf[..end]).into_owned();
+    let mut lines = text.split("\r\n");
+    let status: u16 = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let length: usize = headers
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or_else(|| panic!("no Content-Length in {text}"));
+    let mut rest = buf[end..].to_vec();
+    while rest.len() < length {
+        let n = stream.read(&mut chunk).await.expect("read body");
+        assert!(n > 0, "closed mid-body");
+        rest.extend_from_slice(&chunk[..n]);
+    }
+    (status, headers, rest)
+}
+
+fn meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+fn call(id: u64, tool: &str, args: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+        "params":{"name":tool,"arguments":args,"_meta":meta()}})
+}
+
+/// A modern `tools/call` on a kept-alive connection: status and body.
+async fn call_tool(
+    stream: &mut TcpStream,
+    addr: SocketAddr,
+    id: u64,
+    tool: &str,
+    args: Value,
+) -> (u16, Value) {
+    let headers = [
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", tool),
+    ];
+    let (status, _, body) = exchange(stream, addr, &headers, &call(id, tool, args)).await;
+    (status, serde_json::from_slice(&body).expect("json body"))
+}
+
+/// The most memory seen while `work` runs, sampling every 200 ms; fails at
+/// once past the bound (so a regression cannot take the machine's memory).
+async fn peak_rss_during(pid: u32, work: impl std::future::Future<Output = ()>) -> u64 {
+    let mut peak = rss_kb(pid);
+    let mut work = std::pin::pin!(work);
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        tokio::select! {
+            () = &mut work => return peak.max(rss_kb(pid)),
+            _ = tick.tick() => {
+                peak = peak.max(rss_kb(pid));
+                assert!(peak < RSS_BOUND_KB, "RSS reached {peak} kB");
+            }
+        }
+    }
+}
+
+/// The CPU time `pid` has used, in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
+    // After the command name in parentheses: utime and stime are the 12th
+    // and 13th fields.
+    let rest = stat.rsplit_once(')').expect("stat format").1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime")
+}
+
+/// Resolves once `pid` has used no CPU for a second (at most two minutes).
+async fn idle(pid: u32) {
+    let started = Instant::now();
+    let mut last = cpu_ticks(pid);
+    while started.elapsed() < Duration::from_secs(120) {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let now = cpu_ticks(pid);
+        if now == last {
+            return;
+        }
+        last = now;
+    }
+    panic!("the server never went idle");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
+    const SESSIONS: usize = 100;
+    const CHURN: Duration = Duration::from_secs(30);
+    let (child, addr) = serve_http(&[]).await;
+    let pid = child.id().expect("pid");
+    // Spread over a few loopback addresses: each is one client, under the
+    // per-client session and stream limits.
+    let mut streams = Vec::new();
+    for i in 0..SESSIONS {
+        let ip = Ipv4Addr::new(127, 0, 0, 1 + (i % 4) as u8);
+        let mut conn = connect_from(ip, addr).await;
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"churn","version":"1"}}});
+        let (status, headers, _) = exchange(&mut conn, addr, &[], &init).await;
+        assert_eq!(status, 200);
+        let sid = headers
+            .iter()
+            .find(|(n, _)| n == "mcp-session-id")
+            .map(|(_, v)| v.clone())
+            .expect("a session id");
+        let mut get = connect_from(ip, addr).await;
+        let head = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\n\r\n"
+        );
+        get.write_all(head.as_bytes())
+            .await
+            .expect("open the GET stream");
+        // Never read.
+        streams.push(get);
+    }
+    let before = rss_kb(pid);
+    let churn = async {
+        let mut workers = Vec::new();
+        for w in 0..2_u64 {
+            workers.push(tokio::spawn(async move {
+                let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 9), addr).await;
+                let started = Instant::now();
+                let mut changes = 0_u64;
+                let mut id = w * 1_000_000;
+                while started.elapsed() < CHURN {
+                    let name = format!("churn_{w}");
+                    for (tool, args) in [
+                        ("define_tool", json!({"name": name, "text": "x"})),
+                        ("undefine_tool", json!({"name": name})),
+                    ] {
+                        id += 1;
+                        let (status, body) = call_tool(&mut conn, addr, id, tool, args).await;
+                        assert_eq!(status, 200, "{body}");
+                        assert_ne!(body["result"]["isError"], true, "{body}");
+                        changes += 1;
+                    }
+                }
+                changes
+            }));
+        }
+        let mut total = 0;
+        for w in workers {
+            total += w.await.expect("churn worker");
+        }
+        eprintln!("{total} tool-list changes in {CHURN:?}");
+        assert!(
+            total > 1000,
+            "too few list changes to mean anything: {total}"
+        );
+    };
+    let peak = peak_rss_during(pid, churn).await;
+    eprintln!("RSS: {before} kB with the streams open, peak {peak} kB under churn");
+    assert!(peak < RSS_BOUND_KB, "peak RSS {peak} kB");
+    // Still serving.
+    let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 10), addr).await;
+    let (status, body) = call_tool(&mut conn, addr, 1, "echo", json!({"text": "alive"})).await;
+    assert_eq!(status, 200, "{body}");
+    drop(streams);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later() {
+    const REQUESTS: u64 = 200;
+    const MIB: usize = 1024 * 1024;
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn toolwire serve");
+    let pid = child.id().expect("pid");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let writer = tokio::spawn(async move {
+        let text = "a".repeat(MIB);
+        for id in 1..=REQUESTS {
+            let mut line =
+                serde_json::to_vec(&call(id, "echo", json!({"text": text}))).expect("json");
+            line.push(b'\n');
+            stdin.write_all(&line).await.expect("write a request");
+        }
+        stdin
+    });
+    // Nobody reads stdout: the server must stop reading stdin instead of
+    // queueing 200 MiB of answers. Watch until it stops working (blocked,
+    // or done with every request it read).
+    let peak = peak_rss_during(pid, idle(pid)).await;
+    eprintln!("RSS peak with stdout unread: {peak} kB");
+    assert!(
+        !writer.is_finished(),
+        "the server read every request without backpressure"
+    );
+    // Now read everything: every answer arrives, in full.
+    let mut lines = BufReader::new(stdout).lines();
+    let mut answered = std::collections::HashSet::new();
+    let expected = format!(r#""text":"{}""#, "a".repeat(MIB));
+    let read = tokio::time::timeout(Duration::from_secs(120), async {
+        while answered.len() < REQUESTS as usize {
+            let line = lines.next_line().await.expect("read").expect("a line");
+            // The echoed MiB and the id, without parsing a MiB of JSON in a
+            // debug build.
+            assert!(line.len() > MIB, "{}", &line[..line.len().min(200)]);
+            assert!(line.contains(&expected), "the echoed text, whole");
+            let id: u64 = line
+                .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
+                .and_then(|rest| rest.split(',').next())
+                .and_then(|id| id.parse().ok())
+                .unwrap_or_else(|| panic!("{}", &line[..line.len().min(200)]));
+            answered.insert(id);
+        }
+    })
+    .await;
+    assert!(
+        read.is_ok(),
+        "only {} of {REQUESTS} answers",
+        answered.len()
+    );
+    let stdin = writer.await.expect("writer");
+    drop(stdin);
+    let _ = child.wait().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serve_http_has_a_request_timeout_and_a_flag_to_change_it() {
+    let help = std::process::Command::new(BIN)
+        .args(["serve", "--help"])
+        .output()
+        .expect("serve --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        help.contains("--request-timeout-ms") && help.contains("[default: 120000]"),
+        "{help}"
+    );
+    let (_child, addr) = serve_http(&["--request-timeout-ms", "300"]).await;
+    let mut conn = connect_from(Ipv4Addr::LOCALHOST, addr).await;
+    let started = Instant::now();
+    let (status, body) = call_tool(
+        &mut conn,
+        addr,
+        1,
+        "countdown",
+        json!({"steps": 1000, "interval_ms": 10000}),
+    )
+    .await;
+    assert_eq!(status, 504, "{body}");
+    assert_eq!(body["error"]["code"], -32603, "{body}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn near_the_fd_limit_the_server_waits_instead_of_spinning_on_accept() {
+    // 64 descriptors: the default connection cap is three quarters of it.
+    let (_child, addr, log) = serve_http_under(&["prlimit", "--nofile=64:64"], &[]).await;
+    let mut held = Vec::new();
+    for i in 0..100_u8 {
+        // From many addresses, so that only the overall cap applies.
+        held.push(connect_from(Ipv4Addr::new(127, 0, 1, 1 + i), addr).await);
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let complaints = log
+        .lock()
+        .expect("log")
+        .iter()
+        .filter(|l| l.contains("accept"))
+        .count();
+    assert!(
+        complaints <= 1,
+        "{complaints} accept complaints in 3 s: {:?}",
+        log.lock().expect("log")
+    );
+    // Once the idle connections go, everyone is served again.
+    drop(held);
+    let mut conn = tokio::time::timeout(
+        Duration::from_secs(10),
+        connect_from(Ipv4Addr::new(127, 0, 2, 1), addr),
+    )
+    .await
+    .expect("connects");
+    let (status, body) = tokio::time::timeout(
+        Duration::from_secs(10),
+        call_tool(&mut conn, addr, 1, "echo", json!({"text": "back"})),
+    )
+    .await
+    .expect("served in time");
+    assert_eq!(status, 200, "{body}");
+}

@@ -57,8 +57,8 @@ mod uri_template;
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 #[cfg(feature = "client")]
 pub use client::{
-    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler,
-    RequestOptions, Subscription, ToolCall,
+    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler, ProtocolEra,
+    ProtocolMode, RequestOptions, Subscription, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;

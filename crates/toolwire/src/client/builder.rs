@@ -2,6 +2,7 @@
 //! client connects with.
 
 use super::Client;
+use super::era::ProtocolMode;
 use super::error::ClientError;
 use super::input::{InputHandler, InputHandlers};
 use super::transport::Transport;
@@ -22,7 +23,7 @@ use toolwire_proto::types::{
 /// [`connect_http`](Self::connect_http).
 ///
 /// Defaults: `clientInfo` `toolwire-client` and this crate's version, sent
-/// on every request; protocol version 2026-07-28; at most 10 rounds of
+/// on every request; protocol mode `auto`; protocol version 2026-07-28; at most 10 rounds of
 /// input per call; a 5-minute request timeout (not applied to listen
 /// streams); no input handlers, so no client capabilities.
 ///
@@ -56,6 +57,7 @@ pub struct ClientBuilder {
     pub(crate) timeout: Option<Duration>,
     pub(crate) http_headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
+    pub(crate) mode: ProtocolMode,
 }
 
 impl Default for ClientBuilder {
@@ -78,7 +80,16 @@ impl ClientBuilder {
             timeout: Some(Duration::from_secs(300)),
             http_headers: Vec::new(),
             bearer: None,
+            mode: ProtocolMode::Auto,
         }
+    }
+
+    /// Which era to speak: [`ProtocolMode::Auto`] (the default) probes with
+    /// `server/discover` and falls back to the legacy handshake when the
+    /// server is legacy; `Modern` and `Legacy` skip the probe.
+    pub fn with_protocol_mode(mut self, mode: ProtocolMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Sets `io.modelcontextprotocol/clientInfo`.

@@ -29,6 +29,11 @@ pub enum ClientError {
         /// The start of the body, for diagnostics.
         body: String,
     },
+    /// The server no longer knows the legacy HTTP session (a 404 to a
+    /// request carrying `Mcp-Session-Id`); the client initialises again
+    /// once before reporting this.
+    #[error("the server ended the legacy session (HTTP 404 for its Mcp-Session-Id)")]
+    SessionExpired,
     /// The server closed the stream or the connection before it answered.
     #[error("the server closed the connection before answering")]
     Disconnected,

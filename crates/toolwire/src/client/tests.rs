@@ -4,6 +4,9 @@
 //! process.
 
 mod cache;
+mod era;
+#[cfg(feature = "http")]
+mod era_http;
 mod fake;
 mod http;
 #[cfg(feature = "http")]

@@ -3,7 +3,7 @@
 
 use crate::client::error::ClientError;
 use crate::client::transport::{Exchange, Incoming, Outgoing, Transport, TransportKind};
-use crate::client::{Client, ClientBuilder};
+use crate::client::{Client, ClientBuilder, ProtocolMode};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -50,7 +50,17 @@ pub(super) fn text_result(text: &str) -> Value {
 }
 
 impl FakeStdio {
+    /// A modern-mode client (no probe), so scripts see only the requests
+    /// the test makes.
     pub(super) fn start(
+        builder: ClientBuilder,
+        script: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
+    ) -> Self {
+        Self::start_in_mode(builder.with_protocol_mode(ProtocolMode::Modern), script)
+    }
+
+    /// A client in the builder's own mode.
+    pub(super) fn start_in_mode(
         builder: ClientBuilder,
         script: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
     ) -> Self {
@@ -133,6 +143,7 @@ impl FakeHttp {
             script: Arc::new(script),
             log: Arc::clone(&log),
         };
+        let builder = builder.with_protocol_mode(ProtocolMode::Modern);
         (Client::new(builder, Arc::new(transport)), log)
     }
 }

@@ -5,13 +5,23 @@
 //! Plain `http://` only for now: there is no TLS connector yet, so an
 //! `https://` URL is refused when the client is built.
 //!
+//! A legacy (2025) session adds state: the `Mcp-Session-Id` the
+//! `initialize` reply assigns travels on every later message, a GET stream
+//! carries the server's own requests and notifications, the server's
+//! requests found on any stream go to the client's inbound sink, and `close`
+//! ends the session with DELETE. Spec (2025-11-25):
+//! basic/transports.mdx#session-management,
+//! #listening-for-messages-from-the-server.
+//!
 //! Dropping an exchange drops the response body or the pending response,
 //! which closes the connection; the server takes that as cancellation.
 //!
 //! Spec: basic/transports/streamable-http.mdx
 
 use super::sse::SseParser;
-use super::{Exchange, Incoming, Outgoing, Transport, TransportKind};
+use super::{
+    Decoded, Exchange, InboundSink, Incoming, Outgoing, Transport, TransportKind, decode_any,
+};
 use crate::client::error::ClientError;
 use bytes::{Bytes, BytesMut};
 use futures_util::future::BoxFuture;
@@ -23,19 +33,37 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::collections::VecDeque;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
+
+/// The legacy session header.
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+/// The protocol version header (sent on legacy GET, DELETE and posts).
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// How often the legacy GET stream is reopened after it ends, at most.
+const STREAM_RETRIES: u32 = 5;
 
 /// The largest single JSON reply or SSE event accepted, in bytes.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
 const ERROR_BODY_PREVIEW: usize = 512;
 
+type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
+
 pub(crate) struct HttpTransport {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: Hyper,
     uri: Uri,
     authorization: RwLock<Option<HeaderValue>>,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
+    /// The legacy session id, once `initialize` assigned one.
+    session: Arc<RwLock<Option<HeaderValue>>>,
+    /// The legacy protocol version header, once negotiated.
+    legacy_version: RwLock<Option<HeaderValue>>,
+    inbound: InboundSink,
+    /// The legacy GET stream's reader.
+    stream: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl HttpTransport {
@@ -79,22 +107,41 @@ impl HttpTransport {
             uri,
             authorization: RwLock::new(None),
             extra_headers,
+            session: Arc::default(),
+            legacy_version: RwLock::new(None),
+            inbound: InboundSink::default(),
+            stream: Mutex::new(None),
         })
     }
 
-    fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+    fn session(&self) -> Option<HeaderValue> {
+        self.session.read().ok().and_then(|s| s.clone())
+    }
+
+    /// A request to the endpoint with the headers every message carries:
+    /// the configured ones, credentials, and the legacy session's.
+    fn base(&self, method: Method, accept: &'static str) -> http::request::Builder {
         let mut builder = Request::builder()
-            .method(Method::POST)
+            .method(method)
             .uri(self.uri.clone())
-            // Spec: basic/transports/streamable-http.mdx#sending-messages
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream");
+            .header(ACCEPT, accept);
         for (name, value) in &self.extra_headers {
             builder = builder.header(name, value);
         }
         if let Some(auth) = self.authorization.read().ok().and_then(|a| a.clone()) {
             builder = builder.header(AUTHORIZATION, auth);
         }
+        if let Some(session) = self.session() {
+            builder = builder.header(SESSION_HEADER, session);
+        }
+        builder
+    }
+
+    fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+        // Spec: basic/transports/streamable-http.mdx#sending-messages
+        let mut builder = self
+            .base(Method::POST, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
         for (name, value) in &request.headers {
             let name = HeaderName::try_from(name.as_str())
                 .map_err(|e| ClientError::Protocol(format!("header name {name:?}: {e}")))?;
@@ -128,12 +175,25 @@ impl Transport for HttpTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<'_, Result<Box<dyn Exchange>, ClientError>> {
         Box::pin(async move {
             let req = self.build(&request)?;
+            let had_session = self.session().is_some();
             let response = self
                 .client
                 .request(req)
                 .await
                 .map_err(|e| ClientError::Transport(connect_error(&e)))?;
             let status = response.status();
+            // Spec (2025-11-25): basic/transports.mdx#session-management — a
+            // 404 to a request with a session id means the session is gone.
+            if had_session && status == StatusCode::NOT_FOUND {
+                return Err(ClientError::SessionExpired);
+            }
+            if request.initialize
+                && status.is_success()
+                && let Some(id) = response.headers().get(SESSION_HEADER)
+                && let Ok(mut s) = self.session.write()
+            {
+                *s = Some(id.clone());
+            }
             let content_type = response
                 .headers()
                 .get(CONTENT_TYPE)
@@ -150,6 +210,7 @@ impl Transport for HttpTransport {
             if status.is_success() && content_type == "text/event-stream" {
                 return Ok(Box::new(SseExchange {
                     id: request.id,
+                    inbound: self.inbound.clone(),
                     body,
                     parser: SseParser::new(MAX_MESSAGE_BYTES),
                     queue: VecDeque::new(),
@@ -160,6 +221,174 @@ impl Transport for HttpTransport {
             let message = single_message(status, &content_type, &bytes)?;
             Ok(Box::new(OneShot(Some(message))) as Box<dyn Exchange>)
         })
+    }
+
+    fn inbound(&self) -> Option<InboundSink> {
+        Some(self.inbound.clone())
+    }
+
+    fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut builder = self
+                .base(Method::POST, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json");
+            if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let req = builder
+                .body(Full::new(body))
+                .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            let had_session = self.session().is_some();
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| ClientError::Transport(connect_error(&e)))?;
+            let status = response.status();
+            if had_session && status == StatusCode::NOT_FOUND {
+                return Err(ClientError::SessionExpired);
+            }
+            let bytes = read_body(response.into_body()).await?;
+            if status.is_success() {
+                return Ok(());
+            }
+            Err(ClientError::Http {
+                status: status.as_u16(),
+                body: preview(&bytes),
+            })
+        })
+    }
+
+    fn start_legacy_session(&self, version: Option<String>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let version = version.and_then(|v| HeaderValue::try_from(v).ok());
+            if let Ok(mut v) = self.legacy_version.write() {
+                v.clone_from(&version);
+            }
+            let mut builder = self.base(Method::GET, "text/event-stream");
+            if let Some(v) = version {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let Ok(request) = builder.body(Full::new(Bytes::new())) else {
+                return;
+            };
+            let task = tokio::spawn(server_stream(
+                self.client.clone(),
+                request,
+                self.inbound.clone(),
+            ));
+            if let Ok(mut s) = self.stream.lock()
+                && let Some(old) = s.replace(task)
+            {
+                old.abort();
+            }
+        })
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.session()
+            .and_then(|s| s.to_str().ok().map(str::to_owned))
+    }
+
+    fn reset_session(&self) {
+        if let Ok(mut s) = self.session.write() {
+            *s = None;
+        }
+        if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+            task.abort();
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+                task.abort();
+            }
+            if self.session().is_none() {
+                return Ok(());
+            }
+            // Spec (2025-11-25): basic/transports.mdx#session-management —
+            // a client that no longer needs the session SHOULD DELETE it.
+            let mut builder = self.base(Method::DELETE, "application/json");
+            if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let req = builder
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            if let Ok(mut s) = self.session.write() {
+                *s = None;
+            }
+            match self.client.request(req).await {
+                // 405: the server does not let clients end sessions.
+                Ok(r) => tracing::debug!("DELETE of the session: {}", r.status()),
+                Err(e) => tracing::debug!("DELETE of the session failed: {}", connect_error(&e)),
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Reads the legacy GET stream into the inbound sink, reopening it a few
+/// times when it ends; a 405 (or any refusal) means the server offers none.
+// Spec (2025-11-25): basic/transports.mdx#listening-for-messages-from-the-server
+async fn server_stream(client: Hyper, request: Request<Full<Bytes>>, inbound: InboundSink) {
+    let (parts, _) = request.into_parts();
+    for attempt in 0..=STREAM_RETRIES {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
+        }
+        let req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
+        let response = match client.request(req).await {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::debug!("the legacy GET stream failed: {}", connect_error(&e));
+                continue;
+            }
+        };
+        if !response.status().is_success() {
+            tracing::debug!("no legacy GET stream: {}", response.status());
+            return;
+        }
+        let mut body = response.into_body();
+        let mut parser = SseParser::new(MAX_MESSAGE_BYTES);
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let Ok(events) = parser.push(&data) else {
+                break;
+            };
+            for event in events {
+                match decode_any(&event) {
+                    Ok(Decoded::Request(r)) => inbound.deliver(r),
+                    Ok(Decoded::Message(Incoming::Notification { method, params }, _)) => {
+                        inbound.deliver(super::Inbound::Notification { method, params });
+                    }
+                    Ok(Decoded::Message(Incoming::Response(_), id)) => {
+                        tracing::debug!("ignoring a response to {id:?} on the GET stream");
+                    }
+                    Err(e) => tracing::warn!("ignoring an event on the GET stream: {e}"),
+                }
+            }
+        }
+    }
+}
+
+fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut body: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
+    if body.len() < text.len() {
+        body.push('…');
+    }
+    body
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some(task) = self.stream.get_mut().ok().and_then(Option::take) {
+            task.abort();
+        }
     }
 }
 
@@ -199,7 +428,8 @@ fn single_message(
 ) -> Result<Incoming, ClientError> {
     let looks_json = content_type == "application/json"
         || (content_type.is_empty() && bytes.trim_ascii_start().first() == Some(&b'{'));
-    if looks_json && let Ok((incoming, _)) = Incoming::decode(bytes) {
+    let decoded = looks_json.then(|| Incoming::decode(bytes));
+    if let Some(Ok((incoming, _))) = decoded {
         return match incoming {
             Incoming::Response(_) => Ok(incoming),
             Incoming::Notification { method, .. } => Err(ClientError::Protocol(format!(
@@ -208,15 +438,18 @@ fn single_message(
         };
     }
     if !status.is_success() {
-        let text = String::from_utf8_lossy(bytes);
-        let mut body: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
-        if body.len() < text.len() {
-            body.push('…');
-        }
         return Err(ClientError::Http {
             status: status.as_u16(),
-            body,
+            body: preview(bytes),
         });
+    }
+    if content_type == "application/json"
+        && let Some(Err(e)) = decoded
+    {
+        // The type is right; the body is what is wrong.
+        return Err(ClientError::Protocol(format!(
+            "the reply is not a JSON-RPC message: {e}"
+        )));
     }
     if status == StatusCode::ACCEPTED {
         return Err(ClientError::Protocol(
@@ -238,6 +471,7 @@ impl Exchange for OneShot {
 
 struct SseExchange {
     id: RequestId,
+    inbound: InboundSink,
     body: Body,
     parser: SseParser,
     queue: VecDeque<Vec<u8>>,
@@ -247,8 +481,13 @@ struct SseExchange {
 impl SseExchange {
     /// Decodes one event; `None` for events to skip.
     fn decode(&mut self, data: &[u8]) -> Option<Result<Incoming, ClientError>> {
-        match Incoming::decode(data) {
-            Ok((Incoming::Response(outcome), id)) => {
+        match decode_any(data) {
+            // A legacy server asks its questions on the request's stream.
+            Ok(Decoded::Request(r)) => {
+                self.inbound.deliver(r);
+                None
+            }
+            Ok(Decoded::Message(Incoming::Response(outcome), id)) => {
                 // Spec: basic/transports/streamable-http.mdx — the final
                 // response terminates the request's stream.
                 if id.is_some() && id.as_ref() != Some(&self.id) {
@@ -258,7 +497,7 @@ impl SseExchange {
                 self.done = true;
                 Some(Ok(Incoming::Response(outcome)))
             }
-            Ok((n @ Incoming::Notification { .. }, _)) => Some(Ok(n)),
+            Ok(Decoded::Message(n @ Incoming::Notification { .. }, _)) => Some(Ok(n)),
             Err(e) => {
                 tracing::warn!("ignoring an event on the stream of {}: {e}", self.id);
                 None

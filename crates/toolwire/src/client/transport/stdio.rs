@@ -12,7 +12,10 @@
 //!
 //! Spec: basic/transports/stdio.mdx
 
-use super::{Exchange, Incoming, Outgoing, Transport, TransportKind};
+use super::{
+    Decoded, Exchange, Inbound, InboundSink, Incoming, Outgoing, Transport, TransportKind,
+    decode_any,
+};
 use crate::client::error::ClientError;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -51,6 +54,8 @@ struct Routes {
     pending: HashMap<RequestId, Pending>,
     /// Set when the reader has stopped: no more messages will come.
     closed: Option<String>,
+    /// Requests from the server, and notifications no request waits for.
+    inbound: InboundSink,
 }
 
 type Shared = Arc<Mutex<Routes>>;
@@ -151,6 +156,20 @@ impl Transport for StdioTransport {
             out.send(request.body)
                 .map_err(|_| ClientError::Transport("the server's stdin is closed".into()))?;
             Ok(Box::new(exchange) as Box<dyn Exchange>)
+        })
+    }
+
+    fn inbound(&self) -> Option<InboundSink> {
+        self.routes.lock().ok().map(|r| r.inbound.clone())
+    }
+
+    fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let Some(out) = self.sender() else {
+                return Err(ClientError::Transport("the client is closed".into()));
+            };
+            out.send(body)
+                .map_err(|_| ClientError::Transport("the server's stdin is closed".into()))
         })
     }
 
@@ -287,8 +306,15 @@ fn close_routes(routes: &Shared, reason: String) {
 }
 
 fn route(routes: &Shared, line: &[u8]) {
-    let (incoming, id) = match Incoming::decode(line) {
-        Ok(decoded) => decoded,
+    let (incoming, id) = match decode_any(line) {
+        Ok(Decoded::Message(incoming, id)) => (incoming, id),
+        Ok(Decoded::Request(request)) => {
+            let sink = routes.lock().map(|r| r.inbound.clone());
+            if let Ok(sink) = sink {
+                sink.deliver(request);
+            }
+            return;
+        }
         Err(e) => {
             tracing::warn!("ignoring a message from the server: {e}");
             return;
@@ -319,7 +345,12 @@ fn route(routes: &Shared, line: &[u8]) {
                 None if method == LoggingMessageNotification::METHOD => {
                     tracing::info!(target: "toolwire::client::server_log", params = ?params, "server log message");
                 }
-                None => tracing::debug!("dropping a {method} notification no request waits for"),
+                None => {
+                    let Incoming::Notification { method, params } = incoming else {
+                        return;
+                    };
+                    r.inbound.deliver(Inbound::Notification { method, params });
+                }
             }
         }
     }

@@ -18,7 +18,7 @@ use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 use std::time::Duration;
 use toolwire::proto::types::ElicitRequestParams;
-use toolwire::{Client, ClientBuilder, RequestOptions, ToolCall};
+use toolwire::{Client, ClientBuilder, ProtocolMode, RequestOptions, ToolCall};
 
 /// Where the server is, and how to talk to it.
 #[derive(Args, Debug)]
@@ -36,6 +36,11 @@ pub(crate) struct Connection {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Which protocol era to speak: auto (probe with server/discover, fall
+    /// back to the 2025 initialize handshake for a legacy server), modern
+    /// (2026-07-28 only) or legacy (initialize only).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "modern", "legacy"])]
+    protocol: String,
 }
 
 /// `toolwire discover`.
@@ -71,7 +76,8 @@ pub(crate) struct CallArgs {
     #[arg(long = "args", value_name = "JSON")]
     args_json: Option<String>,
     /// Answer the server's input request KEY: the JSON object a form asks
-    /// for, or decline, or cancel (repeatable).
+    /// for, or decline, or cancel (repeatable). KEY `*` answers any request
+    /// no other KEY names (a legacy server's requests have no keys).
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -80,7 +86,10 @@ pub(crate) struct CallArgs {
 
 /// Builds the client for `url` or `--stdio`.
 fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
-    let mut builder = builder.with_request_timeout(Some(Duration::from_secs(c.timeout.max(1))));
+    let mode: ProtocolMode = c.protocol.parse().map_err(anyhow::Error::msg)?;
+    let mut builder = builder
+        .with_request_timeout(Some(Duration::from_secs(c.timeout.max(1))))
+        .with_protocol_mode(mode);
     match (url, &c.stdio) {
         (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
         (None, None) => bail!("no server: give its http:// URL or --stdio \"command args\""),
@@ -122,10 +131,14 @@ pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
     let result = client.discover().await.context("server/discover failed");
     let _ = client.close().await;
     let d = result?;
+    let era = client
+        .era()
+        .map_or_else(|| "?".to_owned(), |e| e.to_string());
+    let version = client.protocol_version();
     print(&if a.connection.json {
-        render::json(&d)
+        render::discover_json(&d, &era, &version)
     } else {
-        render::discover(&d)
+        format!("era:          {era} ({version})\n{}", render::discover(&d))
     })
 }
 

@@ -26,6 +26,17 @@ pub(crate) fn discover(d: &DiscoverResult) -> String {
     out
 }
 
+/// `server/discover` as JSON, with the era and version in use beside the
+/// result's own members.
+pub(crate) fn discover_json(d: &DiscoverResult, era: &str, version: &str) -> String {
+    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("era".into(), Value::from(era));
+        o.insert("protocolVersion".into(), Value::from(version));
+    }
+    json(&v)
+}
+
 fn capabilities(c: &ServerCapabilities) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &c.tools {

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `toolwire` binary.
 
 mod client;
+mod era;
 mod listen;
 mod mrtr;
 mod stdio;

@@ -34,7 +34,10 @@ pub enum ProtocolMode {
     /// handshake when the answer shows a legacy server. The default.
     #[default]
     Auto,
-    /// 2026-07-28 only: stateless requests, no probe.
+    /// 2026-07-28 only: stateless requests. On stdio the first request is
+    /// still a `server/discover` probe, so that a legacy server fails
+    /// deterministically ([`ClientError::LegacyServer`]) instead of serving
+    /// an era-ambiguous method under legacy semantics.
     Modern,
     /// The initialize-based revisions only (2025-11-25, 2025-06-18,
     /// 2025-03-26).
@@ -145,7 +148,7 @@ impl Client {
         }
     }
 
-    fn set_era(&self, era: EraState) {
+    pub(crate) fn set_era(&self, era: EraState) {
         if let Ok(mut e) = self.inner.era.write() {
             *e = Some(era);
         }
@@ -162,20 +165,25 @@ impl Client {
         if self.era_state().is_some() {
             return Ok(());
         }
+        let stdio = self.inner.kind == super::transport::TransportKind::Stdio;
         match self.inner.mode {
+            // Spec: basic/transports/stdio.mdx#backward-compatibility — a
+            // modern-only client need not probe, but probing is RECOMMENDED.
+            ProtocolMode::Modern if stdio => self.probe(false).await?,
             ProtocolMode::Modern => self.set_era(EraState::Modern),
             ProtocolMode::Legacy => {
                 let session = self.initialize().await?;
                 self.set_era(EraState::Legacy(session));
             }
-            ProtocolMode::Auto => self.probe().await?,
+            ProtocolMode::Auto => self.probe(true).await?,
         }
         Ok(())
     }
 
     /// `server/discover` with the modern `_meta`: a result or a modern
-    /// error means modern; any other answer means legacy.
-    async fn probe(&self) -> Result<(), ClientError> {
+    /// error means modern; any other answer means legacy, which starts the
+    /// legacy handshake when `fall_back`, and is an error otherwise.
+    async fn probe(&self, fall_back: bool) -> Result<(), ClientError> {
         let stdio = self.inner.kind == super::transport::TransportKind::Stdio;
         let mut options = RequestOptions::default();
         if stdio {
@@ -195,6 +203,9 @@ impl Client {
                 self.store_discover(v);
                 Ok(())
             }
+            Err(e) if is_legacy_answer(&e, stdio) && !fall_back => Err(ClientError::LegacyServer(
+                format!("server/discover got {e}"),
+            )),
             Err(e) if is_legacy_answer(&e, stdio) => {
                 tracing::debug!("server/discover got {e}: a legacy server; initializing");
                 let session = self.initialize().await?;

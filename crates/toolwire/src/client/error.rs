@@ -34,6 +34,12 @@ pub enum ClientError {
     /// once before reporting this.
     #[error("the server ended the legacy session (HTTP 404 for its Mcp-Session-Id)")]
     SessionExpired,
+    /// A client in [`ProtocolMode::Modern`](super::ProtocolMode::Modern)
+    /// found a server that speaks only the initialize-era revisions.
+    #[error(
+        "the server speaks only the initialize-era (2025) protocol ({0}); use protocol mode auto or legacy"
+    )]
+    LegacyServer(String),
     /// The server closed the stream or the connection before it answered.
     #[error("the server closed the connection before answering")]
     Disconnected,

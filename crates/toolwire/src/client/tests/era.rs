@@ -393,3 +393,15 @@ async fn legacy_session_with_toolwire_over_stdio() {
     let d = client.discover().await.expect("discover");
     assert_eq!(d.supported_versions, ["2025-11-25"]);
 }
+
+#[tokio::test]
+async fn modern_mode_probes_on_stdio_and_refuses_a_legacy_server() {
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Modern),
+        legacy_script("2025-11-25"),
+    );
+    let err = fake.client.list_tools().await.expect_err("legacy");
+    assert!(matches!(err, ClientError::LegacyServer(_)), "{err}");
+    // Deterministic: the era-ambiguous tools/list was never sent.
+    assert_eq!(methods(&fake), ["server/discover"]);
+}

@@ -1,6 +1,7 @@
 //! Scripted servers: a closure answers each request; every message the
 //! client sent is recorded.
 
+use crate::client::era::EraState;
 use crate::client::error::ClientError;
 use crate::client::transport::{Exchange, Incoming, Outgoing, Transport, TransportKind};
 use crate::client::{Client, ClientBuilder, ProtocolMode};
@@ -50,13 +51,15 @@ pub(super) fn text_result(text: &str) -> Value {
 }
 
 impl FakeStdio {
-    /// A modern-mode client (no probe), so scripts see only the requests
-    /// the test makes.
+    /// A modern client that already settled its era (no probe), so scripts
+    /// see only the requests the test makes.
     pub(super) fn start(
         builder: ClientBuilder,
         script: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
     ) -> Self {
-        Self::start_in_mode(builder.with_protocol_mode(ProtocolMode::Modern), script)
+        let fake = Self::start_in_mode(builder.with_protocol_mode(ProtocolMode::Modern), script);
+        fake.client.set_era(EraState::Modern);
+        fake
     }
 
     /// A client in the builder's own mode.

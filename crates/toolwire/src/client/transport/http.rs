@@ -44,6 +44,8 @@ const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
 const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
 /// How often the legacy GET stream is reopened after it ends, at most.
 const STREAM_RETRIES: u32 = 5;
+/// How long the handshake waits for the legacy GET stream to open.
+const STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
 /// The largest single JSON reply or SSE event accepted, in bytes.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -272,9 +274,21 @@ impl Transport for HttpTransport {
             let Ok(request) = builder.body(Full::new(Bytes::new())) else {
                 return;
             };
+            // Wait until the stream is open (or refused): a server may send
+            // a request that is not tied to a POST (an elicitation, say) on
+            // it as soon as the client calls a tool, and drop it if there
+            // is no stream yet.
+            let (parts, _) = request.into_parts();
+            let first = tokio::time::timeout(STREAM_OPEN_WAIT, open_stream(&self.client, &parts))
+                .await
+                .unwrap_or(StreamOpen::Failed);
+            if let StreamOpen::Refused = first {
+                return;
+            }
             let task = tokio::spawn(server_stream(
                 self.client.clone(),
-                request,
+                parts,
+                first,
                 self.inbound.clone(),
             ));
             if let Ok(mut s) = self.stream.lock()
@@ -329,28 +343,53 @@ impl Transport for HttpTransport {
     }
 }
 
+/// How one attempt to open the legacy GET stream went.
+enum StreamOpen {
+    Open(Body),
+    /// The server offers no stream (405, or another refusal).
+    Refused,
+    /// The connection failed; worth another try.
+    Failed,
+}
+
+async fn open_stream(client: &Hyper, parts: &http::request::Parts) -> StreamOpen {
+    let req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
+    match client.request(req).await {
+        Ok(r) if r.status().is_success() => StreamOpen::Open(r.into_body()),
+        Ok(r) => {
+            tracing::debug!("no legacy GET stream: {}", r.status());
+            StreamOpen::Refused
+        }
+        Err(e) => {
+            tracing::debug!("the legacy GET stream failed: {}", connect_error(&e));
+            StreamOpen::Failed
+        }
+    }
+}
+
 /// Reads the legacy GET stream into the inbound sink, reopening it a few
 /// times when it ends; a 405 (or any refusal) means the server offers none.
 // Spec (2025-11-25): basic/transports.mdx#listening-for-messages-from-the-server
-async fn server_stream(client: Hyper, request: Request<Full<Bytes>>, inbound: InboundSink) {
-    let (parts, _) = request.into_parts();
+async fn server_stream(
+    client: Hyper,
+    parts: http::request::Parts,
+    first: StreamOpen,
+    inbound: InboundSink,
+) {
+    let mut next = Some(first);
     for attempt in 0..=STREAM_RETRIES {
-        if attempt > 0 {
-            tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
-        }
-        let req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
-        let response = match client.request(req).await {
-            Ok(r) => r,
-            Err(e) => {
-                tracing::debug!("the legacy GET stream failed: {}", connect_error(&e));
-                continue;
+        let opened = match next.take() {
+            Some(o) => o,
+            None => {
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
+                open_stream(&client, &parts).await
             }
         };
-        if !response.status().is_success() {
-            tracing::debug!("no legacy GET stream: {}", response.status());
-            return;
-        }
-        let mut body = response.into_body();
+        let mut body = match opened {
+            StreamOpen::Open(body) => body,
+            StreamOpen::Refused => return,
+            StreamOpen::Failed => continue,
+        };
         let mut parser = SseParser::new(MAX_MESSAGE_BYTES);
         while let Some(Ok(frame)) = body.frame().await {
             let Ok(data) = frame.into_data() else {

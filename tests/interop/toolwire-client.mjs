@@ -1,0 +1,146 @@
+// toolwire's client (the `toolwire` command, protocol mode `auto`) against
+// a legacy TypeScript SDK v1 server (legacy-server.mjs) over stdio and over
+// Streamable HTTP in its stateful and stateless modes, and against
+// `toolwire serve` (modern) to show that `auto` never falls back there.
+// Every check asserts the era the client chose.
+//
+//   node toolwire-client.mjs <toolwire binary> stdio|http-stateful|http-stateless|modern
+//
+// One line per check (see lib.mjs); exits non-zero if any check failed.
+
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Checks, loopbackUrl, withTimeout } from './lib.mjs';
+
+const [bin, leg] = process.argv.slice(2);
+const LEGS = ['stdio', 'http-stateful', 'http-stateless', 'modern'];
+if (!bin || !LEGS.includes(leg)) {
+  console.error(`usage: toolwire-client.mjs BIN ${LEGS.join('|')}`);
+  process.exit(2);
+}
+const serverScript = fileURLToPath(new URL('./legacy-server.mjs', import.meta.url));
+const checks = new Checks(`toolwire client, ${leg}:`);
+
+/** Runs `toolwire ARGS`; resolves with its exit code and output. */
+function toolwire(args) {
+  return new Promise((resolve) => {
+    execFile(
+      bin,
+      args,
+      { timeout: 60_000, env: { ...process.env, RUST_BACKTRACE: '0', TOOLWIRE_LOG: 'warn' } },
+      (error, stdout, stderr) => resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Runs `toolwire ARGS` and insists it succeeded. */
+async function ok(args) {
+  const r = await toolwire(args);
+  assert.equal(r.code, 0, `toolwire ${args.join(' ')} failed:\n${r.stderr}`);
+  return r;
+}
+
+/** Starts a server child; resolves with its URL (printed on stderr). */
+async function startHttp(command, args, pattern) {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let err = '';
+  const url = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        err += String(chunk);
+        const m = err.match(pattern);
+        if (m) resolve(m[1]);
+      });
+      child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${err}`)));
+    }),
+    20_000,
+    'the server to listen',
+  );
+  return { child, url: loopbackUrl(url) };
+}
+
+let target;
+let server;
+if (leg === 'stdio') {
+  target = ['--stdio', `'${process.execPath}' '${serverScript}' stdio`];
+} else if (leg === 'modern') {
+  server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);
+  target = [server.url];
+} else {
+  const flavour = leg.slice('http-'.length);
+  server = await startHttp(process.execPath, [serverScript, 'http', flavour], /serving MCP at (\S+)/);
+  target = [server.url];
+}
+const stateful = leg !== 'http-stateless';
+
+try {
+  if (leg === 'modern') {
+    await checks.check('auto stays modern with toolwire serve over HTTP', async () => {
+      const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
+      assert.equal(d.era, 'modern');
+      assert.equal(d.protocolVersion, '2026-07-28');
+    });
+    await checks.check('auto stays modern with toolwire serve over stdio', async () => {
+      const d = JSON.parse((await ok(['discover', '--json', '--stdio', `'${bin}' serve`])).stdout);
+      assert.equal(d.era, 'modern');
+      assert.equal(d.protocolVersion, '2026-07-28');
+    });
+    await checks.check('a call in auto mode stays modern (an MRTR round, no fallback)', async () => {
+      const r = await ok(['call', '--input', 'confirm={"confirm":true}', ...target, 'confirm_action', 'action=x']);
+      assert.equal(r.stdout, 'confirmed: x\n');
+    });
+  } else {
+    await checks.check('discover falls back to initialize: era legacy, 2025-11-25', async () => {
+      const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
+      assert.equal(d.era, 'legacy');
+      assert.equal(d.protocolVersion, '2025-11-25');
+      assert.deepEqual(d.supportedVersions, ['2025-11-25']);
+      assert.equal(d._meta['io.modelcontextprotocol/serverInfo'].name, 'ts-legacy-interop');
+      assert.equal(d.instructions, 'A TypeScript SDK v1 server.');
+    });
+    await checks.check('discover text names the era', async () => {
+      const r = await ok(['discover', ...target]);
+      assert.match(r.stdout, /^era: +legacy \(2025-11-25\)$/m);
+    });
+    await checks.check('list', async () => {
+      const tools = JSON.parse((await ok(['list', '--json', ...target])).stdout);
+      const names = tools.map((t) => t.name);
+      for (const n of ['echo', 'add', 'countdown', 'confirm', 'define']) assert.ok(names.includes(n), names.join());
+    });
+    await checks.check('call', async () => {
+      assert.equal((await ok(['call', ...target, 'echo', 'text=hi there'])).stdout, 'hi there\n');
+    });
+    await checks.check('structured result (outputSchema checked)', async () => {
+      const r = JSON.parse((await ok(['call', '--json', ...target, 'add', 'a=2', 'b=3'])).stdout);
+      assert.deepEqual(r.structuredContent, { sum: 5 });
+      assert.equal(r.resultType, 'complete');
+    });
+    await checks.check('a call that reports progress completes', async () => {
+      assert.equal((await ok(['call', ...target, 'countdown', 'steps=3'])).stdout, 'done after 3 steps\n');
+    });
+    if (stateful) {
+      await checks.check('elicitation accepted through a real elicitation/create', async () => {
+        const r = await ok(['call', '--input', '*={"confirm":true}', ...target, 'confirm', 'action=ship']);
+        assert.equal(r.stdout, 'confirmed: ship\n');
+      });
+      await checks.check('elicitation declined through a real elicitation/create', async () => {
+        const r = await toolwire(['call', '--input', '*=decline', ...target, 'confirm', 'action=ship']);
+        assert.notEqual(r.code, 0);
+        assert.match(r.stderr, /not confirmed: ship/);
+      });
+    }
+    await checks.check('a wrong argument type is reported', async () => {
+      const r = await toolwire(['call', ...target, 'add', '--args', '{"a":"x","b":1}']);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /expected number/);
+    });
+    await checks.check('--protocol modern does not fall back, and fails', async () => {
+      const r = await toolwire(['list', '--protocol', 'modern', ...target]);
+      assert.notEqual(r.code, 0);
+    });
+  }
+} finally {
+  server?.child.kill('SIGTERM');
+}
+checks.finish();

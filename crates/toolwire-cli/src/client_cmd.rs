@@ -1,4 +1,6 @@
-//! `toolwire discover|list|call`: the MCP client on the command line.
+//! `toolwire discover|list|call` (and, in `features.rs`, the commands for
+//! resources, prompts, completion and change notifications): the MCP
+//! client on the command line.
 //!
 //! The target is an `http://` URL of a server's MCP endpoint, or
 //! `--stdio "command args"` to start the server and speak stdio to it.
@@ -8,6 +10,7 @@
 //! exit non-zero.
 
 mod arguments;
+mod features;
 mod interact;
 mod render;
 mod words;
@@ -19,6 +22,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolwire::proto::types::ElicitRequestParams;
 use toolwire::{Client, ClientBuilder, ProtocolMode, RequestOptions, ToolCall};
+
+pub(crate) use features::{
+    CompleteArgs, ListenArgs, ListingArgs, PromptArgs, ReadArgs, complete, listen, prompt, prompts,
+    read, resources, templates,
+};
 
 /// Where the server is, and how to talk to it.
 #[derive(Args, Debug)]

@@ -145,10 +145,27 @@ fn parameter(name: &str, schema: &Value, required: bool) -> String {
 pub(crate) fn call(result: &CallToolResult) -> String {
     let mut out = String::new();
     let mut texts = 0;
-    for block in &result.content {
+    for b in &result.content {
+        if matches!(b, ContentBlock::Text(_)) {
+            texts += 1;
+        }
+        block(&mut out, b);
+    }
+    if texts == 0
+        && let Some(s) = &result.structured_content
+    {
+        out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
+        out.push('\n');
+    }
+    out
+}
+
+/// One content block: text as is, other content summarised; always ends
+/// with a newline.
+pub(crate) fn block(out: &mut String, block: &ContentBlock) {
+    {
         match block {
             ContentBlock::Text(t) => {
-                texts += 1;
                 out.push_str(&t.text);
             }
             ContentBlock::Image(i) => {
@@ -183,13 +200,6 @@ pub(crate) fn call(result: &CallToolResult) -> String {
             out.push('\n');
         }
     }
-    if texts == 0
-        && let Some(s) = &result.structured_content
-    {
-        out.push_str(&serde_json::to_string_pretty(s).unwrap_or_default());
-        out.push('\n');
-    }
-    out
 }
 
 /// A JSON value, pretty-printed, with a newline.

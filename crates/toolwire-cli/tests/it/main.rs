@@ -2,6 +2,7 @@
 
 mod client;
 mod era;
+mod features;
 mod listen;
 mod mrtr;
 mod stdio;

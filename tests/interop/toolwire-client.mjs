@@ -135,6 +135,30 @@ try {
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /expected number/);
     });
+    await checks.check('resources, templates, read', async () => {
+      const resources = JSON.parse((await ok(['resources', '--json', ...target])).stdout);
+      assert.equal(resources[0].uri, 'demo://readme');
+      const templates = JSON.parse((await ok(['templates', '--json', ...target])).stdout);
+      assert.equal(templates[0].uriTemplate, 'demo://greeting/{name}');
+      assert.equal((await ok(['read', ...target, 'demo://readme'])).stdout, 'Read me.\n');
+      assert.equal((await ok(['read', ...target, 'demo://greeting/bob'])).stdout, 'Hello, bob!\n');
+    });
+    await checks.check('an unknown resource is an error', async () => {
+      const r = await toolwire(['read', ...target, 'demo://nope']);
+      assert.notEqual(r.code, 0);
+      // The legacy -32002 comes back as the modern -32602.
+      assert.match(r.stderr, /-32602/);
+    });
+    await checks.check('prompts, prompt get', async () => {
+      const prompts = JSON.parse((await ok(['prompts', '--json', ...target])).stdout);
+      assert.equal(prompts[0].name, 'greet');
+      assert.equal((await ok(['prompt', ...target, 'greet', 'name=bob'])).stdout, 'user:\nPlease greet bob.\n');
+    });
+    await checks.check('completion of a prompt argument and a template variable', async () => {
+      assert.equal((await ok(['complete', '--prompt', 'greet', ...target, 'name=al'])).stdout, 'alice\nalbert\n');
+      const r = await ok(['complete', '--template', 'demo://greeting/{name}', ...target, 'name=b']);
+      assert.equal(r.stdout, 'bob\n');
+    });
     await checks.check('--protocol modern does not fall back, and fails', async () => {
       const r = await toolwire(['list', '--protocol', 'modern', ...target]);
       assert.notEqual(r.code, 0);

@@ -49,6 +49,10 @@ pub(crate) struct Connection {
     /// (2026-07-28 only) or legacy (initialize only).
     #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "modern", "legacy"])]
     protocol: String,
+    /// Trust the CA certificates in FILE (PEM) for https:// servers, beside
+    /// the platform's roots (repeatable).
+    #[arg(long, value_name = "FILE")]
+    cacert: Vec<std::path::PathBuf>,
 }
 
 /// `toolwire discover`.
@@ -102,6 +106,11 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
         (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
         (None, None) => bail!("no server: give its http:// URL or --stdio \"command args\""),
         (Some(url), None) => {
+            for file in &c.cacert {
+                let pem = std::fs::read(file)
+                    .with_context(|| format!("--cacert: cannot read {}", file.display()))?;
+                builder = builder.with_ca_pem(pem);
+            }
             for h in &c.headers {
                 let Some((name, value)) = h.split_once(':') else {
                     bail!("--header {h:?} is not \"Name: value\"");

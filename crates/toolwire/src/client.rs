@@ -29,7 +29,9 @@
 //!   the same input handlers, its list changes feed the cache and
 //!   [`Subscription`]s, and results come back in the same types.
 //!
-//! HTTP is plain `http://` only: there is no TLS support yet.
+//! HTTPS uses rustls with the platform's root certificates (or the Mozilla
+//! roots with the `webpki-roots` feature) plus any CA given to
+//! [`ClientBuilder::with_ca_pem`], and HTTP/2 where the server offers it.
 
 mod builder;
 mod cache;

@@ -7,3 +7,4 @@ mod listen;
 mod mrtr;
 mod stdio;
 mod support;
+mod tls;

@@ -58,6 +58,7 @@ pub struct ClientBuilder {
     pub(crate) http_headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
     pub(crate) mode: ProtocolMode,
+    pub(crate) ca_pems: Vec<Vec<u8>>,
 }
 
 impl Default for ClientBuilder {
@@ -81,6 +82,7 @@ impl ClientBuilder {
             http_headers: Vec::new(),
             bearer: None,
             mode: ProtocolMode::Auto,
+            ca_pems: Vec::new(),
         }
     }
 
@@ -174,6 +176,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the CA certificates in `pem` (PEM, one or more) for
+    /// `https://`, beside the platform's roots (or the compiled-in ones with
+    /// the `webpki-roots` feature). Checked when connecting.
+    pub fn with_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca_pems.push(pem.into());
+        self
+    }
+
     /// `Authorization: Bearer {token}` on every HTTP request. The token also
     /// partitions `private` cache entries.
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
@@ -204,11 +214,10 @@ impl ClientBuilder {
         Client::new(self, Arc::new(StdioTransport::from_io(reader, writer)))
     }
 
-    /// Speaks Streamable HTTP to the MCP endpoint at `url`. Only `http://`
-    /// URLs work for now: there is no TLS support yet. No request is sent
-    /// until the first call.
+    /// Speaks Streamable HTTP to the MCP endpoint at `url`, `http://` or
+    /// `https://`. No request is sent until the first call.
     pub fn connect_http(self, url: &str) -> Result<Client, ClientError> {
-        let transport = HttpTransport::new(url, &self.http_headers)?;
+        let transport = HttpTransport::new(url, &self.http_headers, &self.ca_pems)?;
         if let Some(token) = &self.bearer {
             transport.set_authorization(Some(format!("Bearer {token}")));
         }

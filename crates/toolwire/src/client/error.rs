@@ -21,6 +21,11 @@ pub enum ClientError {
     /// The transport failed: the connection, the pipe or the child process.
     #[error("transport error: {0}")]
     Transport(String),
+    /// TLS failed: the server's certificate was refused (the message says
+    /// why: an unknown issuer, a name mismatch, an expiry), or a CA given
+    /// to the builder is unusable.
+    #[error("{0}")]
+    Tls(String),
     /// An HTTP error status whose body is not a JSON-RPC error.
     #[error("HTTP {status}: {body}")]
     Http {

@@ -13,4 +13,6 @@ mod http;
 mod http_socket;
 mod mrtr;
 mod server;
+#[cfg(feature = "http")]
+mod tls;
 mod wire;

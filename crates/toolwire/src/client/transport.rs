@@ -11,6 +11,7 @@
 pub(crate) mod http;
 pub(crate) mod sse;
 pub(crate) mod stdio;
+pub(crate) mod tls;
 
 use super::error::ClientError;
 use bytes::Bytes;

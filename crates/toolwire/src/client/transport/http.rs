@@ -2,8 +2,8 @@
 //! reply is one `application/json` message or a `text/event-stream` of
 //! notifications ending with the response.
 //!
-//! Plain `http://` only for now: there is no TLS connector yet, so an
-//! `https://` URL is refused when the client is built.
+//! `http://` and `https://` (rustls, see `tls.rs`; HTTP/2 when the server
+//! offers it over ALPN).
 //!
 //! A legacy (2025) session adds state: the `Mcp-Session-Id` the
 //! `initialize` reply assigns travels on every later message, a GET stream
@@ -30,7 +30,6 @@ use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, RwLock};
@@ -52,7 +51,7 @@ const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
 const ERROR_BODY_PREVIEW: usize = 512;
 
-type Hyper = HyperClient<HttpConnector, Full<Bytes>>;
+type Hyper = HyperClient<super::tls::Connector, Full<Bytes>>;
 
 pub(crate) struct HttpTransport {
     client: Hyper,
@@ -71,20 +70,19 @@ pub(crate) struct HttpTransport {
 impl HttpTransport {
     /// A transport for the MCP endpoint at `url`, sending `extra_headers`
     /// on every request.
-    pub(crate) fn new(url: &str, extra_headers: &[(String, String)]) -> Result<Self, ClientError> {
+    pub(crate) fn new(
+        url: &str,
+        extra_headers: &[(String, String)],
+        extra_cas: &[Vec<u8>],
+    ) -> Result<Self, ClientError> {
         let uri: Uri = url
             .parse()
             .map_err(|e| ClientError::InvalidUrl(format!("{url:?}: {e}")))?;
         match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(ClientError::InvalidUrl(format!(
-                    "{url:?}: https is not supported yet (toolwire's HTTP client has no TLS); use http://"
-                )));
-            }
+            Some("http" | "https") => {}
             _ => {
                 return Err(ClientError::InvalidUrl(format!(
-                    "{url:?}: expected an http:// URL"
+                    "{url:?}: expected an http:// or https:// URL"
                 )));
             }
         }
@@ -101,8 +99,7 @@ impl HttpTransport {
                 Ok((name, value))
             })
             .collect::<Result<_, ClientError>>()?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        let connector = super::tls::connector(uri.scheme_str() == Some("https"), extra_cas)?;
         let client = HyperClient::builder(TokioExecutor::new()).build(connector);
         Ok(Self {
             client,
@@ -114,6 +111,16 @@ impl HttpTransport {
             inbound: InboundSink::default(),
             stream: Mutex::new(None),
         })
+    }
+
+    /// A request that got no response: a TLS refusal explained, or the
+    /// connection error's chain.
+    fn failed(&self, e: &hyper_util::client::legacy::Error) -> ClientError {
+        let host = self.uri.host().unwrap_or_default();
+        match super::tls::explain(e, host) {
+            Some(why) => ClientError::Tls(why),
+            None => ClientError::Transport(connect_error(e)),
+        }
     }
 
     fn session(&self) -> Option<HeaderValue> {
@@ -182,7 +189,7 @@ impl Transport for HttpTransport {
                 .client
                 .request(req)
                 .await
-                .map_err(|e| ClientError::Transport(connect_error(&e)))?;
+                .map_err(|e| self.failed(&e))?;
             let status = response.status();
             // Spec (2025-11-25): basic/transports.mdx#session-management — a
             // 404 to a request with a session id means the session is gone.
@@ -245,7 +252,7 @@ impl Transport for HttpTransport {
                 .client
                 .request(req)
                 .await
-                .map_err(|e| ClientError::Transport(connect_error(&e)))?;
+                .map_err(|e| self.failed(&e))?;
             let status = response.status();
             if had_session && status == StatusCode::NOT_FOUND {
                 return Err(ClientError::SessionExpired);

@@ -12,8 +12,10 @@
 //! prompt argument or a template variable.
 //!
 //! With the `client` feature, a `Client` speaks to any MCP server over
-//! stdio (a child process or any pipe pair) or Streamable HTTP (plain
-//! `http://`; no TLS yet): typed requests, multi round-trip requests answered
+//! stdio (a child process or any pipe pair) or Streamable HTTP (`http://`
+//! or `https://` over rustls), in either era (the 2026-07-28 stateless
+//! revision, or an `initialize`-based session with a legacy server, chosen by
+//! a `server/discover` probe): typed requests, multi round-trip requests answered
 //! by `InputHandler`s, a cache that honours `ttlMs` and `cacheScope`,
 //! `subscriptions/listen` as a `Subscription` stream, and the
 //! `x-mcp-header` rules.

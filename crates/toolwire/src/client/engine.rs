@@ -489,6 +489,15 @@ impl Client {
         manual: bool,
     ) -> Result<ResultOrInputRequired<CallToolResult>, ClientError> {
         let tool = self.known_tool(&call.name).await?;
+        if let (Some(tool), Some(args)) = (&tool, &call.arguments)
+            && let Err((parameter, reason)) = tool.check_arguments(&Value::Object(args.clone()))
+        {
+            return Err(ClientError::InvalidArgument {
+                tool: call.name.clone(),
+                parameter,
+                reason,
+            });
+        }
         let mut params = Map::new();
         params.insert("name".into(), Value::String(call.name.clone()));
         if let Some(args) = &call.arguments {

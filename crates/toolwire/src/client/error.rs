@@ -96,6 +96,18 @@ pub enum ClientError {
         /// Why it was rejected.
         reason: String,
     },
+    /// An argument breaks a rule of the tool's definition, so the call is
+    /// not sent (for example an `x-mcp-header` integer outside
+    /// ±(2^53 − 1)).
+    #[error("tool {tool:?}: argument {parameter:?} cannot be sent: {reason}")]
+    InvalidArgument {
+        /// The tool name.
+        tool: String,
+        /// The parameter's path in the arguments, dotted.
+        parameter: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// `structuredContent` does not match the tool's `outputSchema`, or the
     /// schema itself cannot be used.
     #[error("tool {tool:?} returned structured content that fails its outputSchema:{message}")]

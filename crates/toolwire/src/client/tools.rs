@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolwire_proto::header::{
-    HeaderParam, lookup_path, param_header_value, validate_x_mcp_headers,
+    HeaderParam, ParamValueError, lookup_path, param_header_value, validate_x_mcp_headers,
 };
 use toolwire_proto::types::Tool;
 
@@ -34,6 +34,25 @@ impl KnownTool {
         Some(self.output.get_or_init(|| {
             CompiledSchema::compile(&Value::Object(schema.clone())).map_err(|e| e.to_string())
         }))
+    }
+
+    /// Refuses arguments whose annotated integer is outside ±(2^53 − 1):
+    /// such a value cannot be mirrored, and the server would refuse the
+    /// call. Returns the parameter's path and why.
+    // Spec: basic/transports/streamable-http.mdx#schema-extension — integer
+    // values MUST be within the safe range for JavaScript.
+    pub(crate) fn check_arguments(&self, arguments: &Value) -> Result<(), (String, String)> {
+        for param in &self.headers {
+            let Some(value) = lookup_path(arguments, &param.path) else {
+                continue;
+            };
+            if let Err(e @ ParamValueError::IntegerOutOfRange { .. }) =
+                param_header_value(value, param.kind)
+            {
+                return Err((param.path.join("."), e.to_string()));
+            }
+        }
+        Ok(())
     }
 
     /// The `Mcp-Param-*` headers for a call with `arguments`: one per

@@ -446,14 +446,29 @@ impl Client {
     ) -> Result<Vec<T>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
+        let mut restarted = false;
         for _ in 0..MAX_PAGES {
-            let mut page = self
+            let page = self
                 .cached(
                     method,
                     cursor_params(cursor.as_deref()),
                     &RequestOptions::default(),
                 )
-                .await?;
+                .await;
+            let mut page = match page {
+                // Spec: server/utilities/pagination.mdx — cursors may stop
+                // working (the list changed): drop every cached page and
+                // walk again from the start, once.
+                Err(e) if cursor.is_some() && e.is_definite() && !restarted => {
+                    tracing::debug!("{method}: the cursor stopped working ({e}); starting over");
+                    restarted = true;
+                    self.inner.cache.remove_method(method);
+                    items.clear();
+                    cursor = None;
+                    continue;
+                }
+                other => other?,
+            };
             let next = page
                 .get("nextCursor")
                 .and_then(Value::as_str)

@@ -428,7 +428,15 @@ impl Client {
                 tracing::warn!("{method} failed ({e}); serving the stale cached result");
                 Ok(stale)
             }
-            (Err(e), _) => Err(e),
+            (Err(e), _) => {
+                if e.is_definite() {
+                    // The server said no: what was cached is no answer.
+                    self.inner
+                        .cache
+                        .remove(method, &params, credentials.as_ref());
+                }
+                Err(e)
+            }
         }
     }
 

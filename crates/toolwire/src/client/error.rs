@@ -135,11 +135,24 @@ impl ClientError {
     }
 
     /// Whether a refetch failing this way may fall back to a stale cache
-    /// entry: anything except an answer that says the request is wrong.
+    /// entry: only when the server could not be reached or did not answer
+    /// (network trouble, the server down). A JSON-RPC error, or any other
+    /// answer, is definite.
+    // Spec: server/utilities/caching.mdx — stale responses MAY be served if
+    // errors occur during re-fetching.
     pub(crate) fn allows_stale(&self) -> bool {
-        !matches!(
-            self,
-            Self::UnknownResultType(_) | Self::InputRequired(_) | Self::InvalidTool { .. }
-        )
+        match self {
+            Self::Transport(_) | Self::Disconnected | Self::Timeout(_) | Self::SessionExpired => {
+                true
+            }
+            Self::Http { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+
+    /// Whether the server answered definitely, so a cached entry for the
+    /// request must go.
+    pub(crate) fn is_definite(&self) -> bool {
+        matches!(self, Self::Rpc(_))
     }
 }

@@ -17,7 +17,8 @@
 //!   [`Client::list_tools`], and a `-32020` answer to `tools/call` refreshes
 //!   the tool list once and retries once;
 //! - `structuredContent` checked against the tool's `outputSchema` (a network
-//!   `$ref` is never fetched);
+//!   `$ref` is never fetched; a tool whose `outputSchema` cannot be used is
+//!   dropped from the list with a warning and never called);
 //! - cancellation: dropping a call's future closes its HTTP stream, or sends
 //!   `notifications/cancelled` on stdio.
 //!

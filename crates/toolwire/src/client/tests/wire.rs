@@ -255,15 +255,30 @@ async fn structured_content_is_checked_against_the_output_schema() {
             .expect_err("invalid");
         assert!(matches!(err, ClientError::OutputSchema { .. }), "{err}");
     }
-    // A network $ref is never fetched, so the schema cannot be used.
+    // A network $ref is never fetched, so the schema cannot be used: the
+    // tool is dropped at list time and never called.
+    let listed: Vec<String> = c
+        .list_tools()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, ["typed"]);
     let err = c
         .call_tool("remote", json!({"out": {"p": 1}}))
         .await
         .expect_err("rejected");
-    let ClientError::OutputSchema { message, .. } = err else {
-        panic!("expected an output schema error")
+    let ClientError::InvalidTool { reason, .. } = err else {
+        panic!("expected an invalid tool error")
     };
-    assert!(message.contains("cannot be used"), "{message}");
+    assert!(reason.contains("outputSchema cannot be used"), "{reason}");
+    let called: Vec<Value> = fake
+        .requests("tools/call")
+        .iter()
+        .map(|r| r["params"]["name"].clone())
+        .collect();
+    assert!(!called.contains(&json!("remote")), "{called:?}");
 }
 
 #[tokio::test]

@@ -40,8 +40,10 @@ use toolwire_proto::{RequestId, encode_notification};
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long `close` waits for the child to exit after its stdin closed,
-/// before killing it.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// before sending SIGTERM.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long `close` waits after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(2);
 
 struct Pending {
     tx: mpsc::UnboundedSender<Result<Incoming, ClientError>>,
@@ -184,18 +186,50 @@ impl Transport for StdioTransport {
             }
             let mut child = self.child.lock().await;
             if let Some(child) = child.as_mut() {
-                match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-                    Ok(status) => report_exit(status.map_err(|e| e.to_string())),
-                    Err(_) => {
-                        tracing::warn!(
-                            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; killing it"
-                        );
-                        let _ = child.kill().await;
-                    }
-                }
+                shut_down(child).await;
             }
             Ok(())
         })
+    }
+}
+
+/// Waits for the child after its stdin closed; then SIGTERM, a wait, and
+/// SIGKILL.
+// Spec: basic/transports/stdio.mdx#shutdown — forced termination escalates
+// from SIGTERM to SIGKILL.
+async fn shut_down(child: &mut Child) {
+    if exited(child, EXIT_GRACE).await {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        tracing::warn!(
+            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; sending SIGTERM"
+        );
+        // The pid is still ours: the child has not been reaped.
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid
+            && rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_ok()
+            && exited(child, TERM_GRACE).await
+        {
+            return;
+        }
+    }
+    tracing::warn!("the server is still running; killing it");
+    let _ = child.kill().await;
+}
+
+/// Whether the child exits within `grace`.
+async fn exited(child: &mut Child, grace: Duration) -> bool {
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(status) => {
+            report_exit(status.map_err(|e| e.to_string()));
+            true
+        }
+        Err(_) => false,
     }
 }
 

@@ -153,9 +153,24 @@ pub(crate) fn decode_any(bytes: &[u8]) -> Result<Decoded, ClientError> {
                 method: r.method,
                 params: r.params.map(|p| raw_to_value(&p)),
             })),
-            Err(e) => Err(ClientError::Protocol(format!("unreadable message: {e}"))),
+            Err(e) => match null_id_error(bytes) {
+                Some(error) => Ok(Decoded::Message(Incoming::Response(Err(error)), None)),
+                None => Err(ClientError::Protocol(format!("unreadable message: {e}"))),
+            },
         }
     }
+}
+
+/// An error response with `"id": null`, which 2026-07-28 forbids but
+/// earlier revisions (JSON-RPC 2.0 itself) use when the request's id could
+/// not be read; legacy servers send it, for example with an HTTP 400.
+fn null_id_error(bytes: &[u8]) -> Option<ErrorObject> {
+    let v: Value = serde_json::from_slice(bytes).ok()?;
+    let o = v.as_object()?;
+    if o.get("jsonrpc")? != "2.0" || !o.get("id")?.is_null() || o.contains_key("method") {
+        return None;
+    }
+    serde_json::from_value(o.get("error")?.clone()).ok()
 }
 
 fn raw_to_value(raw: &serde_json::value::RawValue) -> Value {

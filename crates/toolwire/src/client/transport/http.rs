@@ -621,7 +621,8 @@ mod tests {
             panic!("a JSON-RPC error on a 400 is the server's answer");
         };
         assert_eq!(e.code.0, -32022);
-        let body = br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}"#;
+        let body =
+            br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}"#;
         let Ok(Incoming::Response(Err(e))) =
             single_message(StatusCode::BAD_REQUEST, "application/json", body)
         else {

@@ -5,21 +5,94 @@
 // Every check asserts the era the client chose.
 //
 //   node toolwire-client.mjs <toolwire binary> stdio|http-stateful|http-stateless|modern
+//   node toolwire-client.mjs <toolwire binary> fastmcp-stdio|fastmcp-http <python>
+//   node toolwire-client.mjs <toolwire binary> python-modern-stdio|python-modern-http <python>
+//
+// The fastmcp legs run python/fastmcp_server.py (fastmcp 2, legacy) and the
+// python-modern legs python/mcp_modern_server.py (PyPI mcp 2, 2026-07-28),
+// each from the venv scripts/interop makes for it.
 //
 // One line per check (see lib.mjs); exits non-zero if any check failed.
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
+import { createServer, connect as tcpConnect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Checks, loopbackUrl, withTimeout } from './lib.mjs';
 
-const [bin, leg] = process.argv.slice(2);
-const LEGS = ['stdio', 'http-stateful', 'http-stateless', 'modern'];
-if (!bin || !LEGS.includes(leg)) {
-  console.error(`usage: toolwire-client.mjs BIN ${LEGS.join('|')}`);
+const [bin, leg, python] = process.argv.slice(2);
+const LEGS = [
+  'stdio',
+  'http-stateful',
+  'http-stateless',
+  'modern',
+  'fastmcp-stdio',
+  'fastmcp-http',
+  'python-modern-stdio',
+  'python-modern-http',
+];
+const pythonLeg = leg?.startsWith('fastmcp') || leg?.startsWith('python-modern');
+if (!bin || !LEGS.includes(leg) || (pythonLeg && !python)) {
+  console.error(`usage: toolwire-client.mjs BIN ${LEGS.join('|')} [PYTHON]`);
   process.exit(2);
 }
 const serverScript = fileURLToPath(new URL('./legacy-server.mjs', import.meta.url));
+const fastmcp = leg.startsWith('fastmcp');
+const pythonModern = leg.startsWith('python-modern');
+const pythonScript = fileURLToPath(
+  new URL(fastmcp ? './python/fastmcp_server.py' : './python/mcp_modern_server.py', import.meta.url),
+);
+/** What the legacy peer offers and how it words things. */
+const peer = fastmcp
+  ? {
+      name: 'fastmcp-legacy-interop',
+      instructions: 'A fastmcp 2 server.',
+      tools: ['echo', 'add', 'confirm'],
+      progress: false,
+      templates: false,
+      wrongType: /valid number/,
+      // fastmcp answers with its own code (0) and words.
+      unknownResource: /Unknown resource: 'demo:\/\/nope'/,
+    }
+  : {
+      name: 'ts-legacy-interop',
+      instructions: 'A TypeScript SDK v1 server.',
+      tools: ['echo', 'add', 'countdown', 'confirm', 'define'],
+      progress: true,
+      templates: true,
+      wrongType: /expected number/,
+      unknownResource: /-32602/,
+    };
+
+/** A free loopback port (the OS picks it; the server binds it next). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resolves once something accepts connections on `port`. */
+async function listening(port, child) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
+    const ok = await new Promise((resolve) => {
+      const sock = tcpConnect(port, '127.0.0.1', () => {
+        sock.end();
+        resolve(true);
+      });
+      sock.on('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`nothing listens on ${port} after 60 s`);
+}
 const checks = new Checks(`toolwire client, ${leg}:`);
 
 /** Runs `toolwire ARGS`; resolves with its exit code and output. */
@@ -64,6 +137,14 @@ let target;
 let server;
 if (leg === 'stdio') {
   target = ['--stdio', `'${process.execPath}' '${serverScript}' stdio`];
+} else if (leg === 'fastmcp-stdio' || leg === 'python-modern-stdio') {
+  target = ['--stdio', `'${python}' '${pythonScript}' stdio`];
+} else if (leg === 'fastmcp-http' || leg === 'python-modern-http') {
+  const port = await freePort();
+  const child = spawn(python, [pythonScript, 'http', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
+  server = { child, url: `http://127.0.0.1:${port}/mcp` };
+  await listening(port, child);
+  target = [server.url];
 } else if (leg === 'modern') {
   server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);
   target = [server.url];
@@ -75,7 +156,32 @@ if (leg === 'stdio') {
 const stateful = leg !== 'http-stateless';
 
 try {
-  if (leg === 'modern') {
+  if (pythonModern) {
+    await checks.check('auto stays modern with the Python SDK 2 server', async () => {
+      const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
+      assert.equal(d.era, 'modern');
+      assert.equal(d.protocolVersion, '2026-07-28');
+      assert.equal(d.instructions, 'A Python SDK 2 server.');
+    });
+    await checks.check('list, call and a JSON result', async () => {
+      const tools = JSON.parse((await ok(['list', '--json', ...target])).stdout);
+      assert.deepEqual(tools.map((t) => t.name).sort(), ['add', 'echo']);
+      assert.equal((await ok(['call', ...target, 'echo', 'text=hi'])).stdout, 'hi\n');
+      const r = JSON.parse((await ok(['call', '--json', ...target, 'add', 'a=2', 'b=3'])).stdout);
+      assert.equal(r.resultType, 'complete');
+      assert.equal(JSON.parse(r.content[0].text).sum, 5);
+    });
+    await checks.check('read and prompt get', async () => {
+      assert.equal((await ok(['read', ...target, 'demo://readme'])).stdout, 'Read me.\n');
+      const r = await ok(['prompt', ...target, 'greet', 'name=bob']);
+      assert.ok(r.stdout.endsWith('user:\nPlease greet bob.\n'), r.stdout);
+    });
+    await checks.check('a wrong argument type is reported', async () => {
+      const r = await toolwire(['call', ...target, 'add', '--args', '{"a":"x","b":1}']);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /valid number/);
+    });
+  } else if (leg === 'modern') {
     await checks.check('auto stays modern with toolwire serve over HTTP', async () => {
       const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
       assert.equal(d.era, 'modern');
@@ -96,8 +202,8 @@ try {
       assert.equal(d.era, 'legacy');
       assert.equal(d.protocolVersion, '2025-11-25');
       assert.deepEqual(d.supportedVersions, ['2025-11-25']);
-      assert.equal(d._meta['io.modelcontextprotocol/serverInfo'].name, 'ts-legacy-interop');
-      assert.equal(d.instructions, 'A TypeScript SDK v1 server.');
+      assert.equal(d._meta['io.modelcontextprotocol/serverInfo'].name, peer.name);
+      assert.equal(d.instructions, peer.instructions);
     });
     await checks.check('discover text names the era', async () => {
       const r = await ok(['discover', ...target]);
@@ -106,7 +212,7 @@ try {
     await checks.check('list', async () => {
       const tools = JSON.parse((await ok(['list', '--json', ...target])).stdout);
       const names = tools.map((t) => t.name);
-      for (const n of ['echo', 'add', 'countdown', 'confirm', 'define']) assert.ok(names.includes(n), names.join());
+      for (const n of peer.tools) assert.ok(names.includes(n), names.join());
     });
     await checks.check('call', async () => {
       assert.equal((await ok(['call', ...target, 'echo', 'text=hi there'])).stdout, 'hi there\n');
@@ -116,9 +222,11 @@ try {
       assert.deepEqual(r.structuredContent, { sum: 5 });
       assert.equal(r.resultType, 'complete');
     });
-    await checks.check('a call that reports progress completes', async () => {
-      assert.equal((await ok(['call', ...target, 'countdown', 'steps=3'])).stdout, 'done after 3 steps\n');
-    });
+    if (peer.progress) {
+      await checks.check('a call that reports progress completes', async () => {
+        assert.equal((await ok(['call', ...target, 'countdown', 'steps=3'])).stdout, 'done after 3 steps\n');
+      });
+    }
     if (stateful) {
       await checks.check('elicitation accepted through a real elicitation/create', async () => {
         const r = await ok(['call', '--input', '*={"confirm":true}', ...target, 'confirm', 'action=ship']);
@@ -133,28 +241,32 @@ try {
     await checks.check('a wrong argument type is reported', async () => {
       const r = await toolwire(['call', ...target, 'add', '--args', '{"a":"x","b":1}']);
       assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /expected number/);
+      assert.match(r.stderr, peer.wrongType);
     });
-    await checks.check('resources, templates, read', async () => {
+    await checks.check('resources, read', async () => {
       const resources = JSON.parse((await ok(['resources', '--json', ...target])).stdout);
       assert.equal(resources[0].uri, 'demo://readme');
-      const templates = JSON.parse((await ok(['templates', '--json', ...target])).stdout);
-      assert.equal(templates[0].uriTemplate, 'demo://greeting/{name}');
       assert.equal((await ok(['read', ...target, 'demo://readme'])).stdout, 'Read me.\n');
-      assert.equal((await ok(['read', ...target, 'demo://greeting/bob'])).stdout, 'Hello, bob!\n');
     });
+    if (peer.templates) {
+      await checks.check('templates, read through a template', async () => {
+        const templates = JSON.parse((await ok(['templates', '--json', ...target])).stdout);
+        assert.equal(templates[0].uriTemplate, 'demo://greeting/{name}');
+        assert.equal((await ok(['read', ...target, 'demo://greeting/bob'])).stdout, 'Hello, bob!\n');
+      });
+    }
     await checks.check('an unknown resource is an error', async () => {
       const r = await toolwire(['read', ...target, 'demo://nope']);
       assert.notEqual(r.code, 0);
-      // The legacy -32002 comes back as the modern -32602.
-      assert.match(r.stderr, /-32602/);
+      assert.match(r.stderr, peer.unknownResource);
     });
     await checks.check('prompts, prompt get', async () => {
       const prompts = JSON.parse((await ok(['prompts', '--json', ...target])).stdout);
       assert.equal(prompts[0].name, 'greet');
-      assert.equal((await ok(['prompt', ...target, 'greet', 'name=bob'])).stdout, 'user:\nPlease greet bob.\n');
+      const r = await ok(['prompt', ...target, 'greet', 'name=bob']);
+      assert.ok(r.stdout.endsWith('user:\nPlease greet bob.\n'), r.stdout);
     });
-    await checks.check('completion of a prompt argument and a template variable', async () => {
+    if (peer.templates) await checks.check('completion of a prompt argument and a template variable', async () => {
       assert.equal((await ok(['complete', '--prompt', 'greet', ...target, 'name=al'])).stdout, 'alice\nalbert\n');
       const r = await ok(['complete', '--template', 'demo://greeting/{name}', ...target, 'name=b']);
       assert.equal(r.stdout, 'bob\n');

@@ -163,42 +163,40 @@ pub(crate) fn call(result: &CallToolResult) -> String {
 /// One content block: text as is, other content summarised; always ends
 /// with a newline.
 pub(crate) fn block(out: &mut String, block: &ContentBlock) {
-    {
-        match block {
-            ContentBlock::Text(t) => {
-                out.push_str(&t.text);
-            }
-            ContentBlock::Image(i) => {
-                let _ = write!(
-                    out,
-                    "[image {}, {} base64 bytes]",
-                    i.mime_type,
-                    i.data.len()
-                );
-            }
-            ContentBlock::Audio(a) => {
-                let _ = write!(
-                    out,
-                    "[audio {}, {} base64 bytes]",
-                    a.mime_type,
-                    a.data.len()
-                );
-            }
-            ContentBlock::ResourceLink(l) => {
-                let _ = write!(out, "[link {} <{}>]", l.name, l.uri);
-            }
-            ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::Text(t) => {
-                    let _ = write!(out, "[resource {}]\n{}", t.uri, t.text);
-                }
-                ResourceContents::Blob(b) => {
-                    let _ = write!(out, "[resource {}, {} base64 bytes]", b.uri, b.blob.len());
-                }
-            },
+    match block {
+        ContentBlock::Text(t) => {
+            out.push_str(&t.text);
         }
-        if !out.ends_with('\n') {
-            out.push('\n');
+        ContentBlock::Image(i) => {
+            let _ = write!(
+                out,
+                "[image {}, {} base64 bytes]",
+                i.mime_type,
+                i.data.len()
+            );
         }
+        ContentBlock::Audio(a) => {
+            let _ = write!(
+                out,
+                "[audio {}, {} base64 bytes]",
+                a.mime_type,
+                a.data.len()
+            );
+        }
+        ContentBlock::ResourceLink(l) => {
+            let _ = write!(out, "[link {} <{}>]", l.name, l.uri);
+        }
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::Text(t) => {
+                let _ = write!(out, "[resource {}]\n{}", t.uri, t.text);
+            }
+            ResourceContents::Blob(b) => {
+                let _ = write!(out, "[resource {}, {} base64 bytes]", b.uri, b.blob.len());
+            }
+        },
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
     }
 }
 

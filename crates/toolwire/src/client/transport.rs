@@ -120,6 +120,7 @@ impl Incoming {
             Decoded::Request(Inbound::Request { method, .. }) => Err(ClientError::Protocol(
                 format!("the server sent a request ({method}) where only a response may come"),
             )),
+            // decode_any puts notifications in Decoded::Message.
             Decoded::Request(Inbound::Notification { method, params }) => {
                 Ok((Self::Notification { method, params }, None))
             }
@@ -130,34 +131,32 @@ impl Incoming {
 /// Decodes one message from the server: a notification, a response, or a
 /// request (which only a legacy server may send).
 pub(crate) fn decode_any(bytes: &[u8]) -> Result<Decoded, ClientError> {
-    {
-        match Message::from_slice(bytes) {
-            Ok(Message::Notification(n)) => Ok(Decoded::Message(
-                Incoming::Notification {
-                    method: n.method,
-                    params: n.params.map(|p| raw_to_value(&p)),
-                },
-                None,
-            )),
-            Ok(Message::Response(r)) => {
-                let outcome = match r.outcome {
-                    Ok(raw) => serde_json::from_str(raw.get())
-                        .map_err(|e| ClientError::Protocol(format!("unreadable result: {e}")))
-                        .map(Ok)?,
-                    Err(e) => Err(e),
-                };
-                Ok(Decoded::Message(Incoming::Response(outcome), r.id))
-            }
-            Ok(Message::Request(r)) => Ok(Decoded::Request(Inbound::Request {
-                id: r.id,
-                method: r.method,
-                params: r.params.map(|p| raw_to_value(&p)),
-            })),
-            Err(e) => match null_id_error(bytes) {
-                Some(error) => Ok(Decoded::Message(Incoming::Response(Err(error)), None)),
-                None => Err(ClientError::Protocol(format!("unreadable message: {e}"))),
+    match Message::from_slice(bytes) {
+        Ok(Message::Notification(n)) => Ok(Decoded::Message(
+            Incoming::Notification {
+                method: n.method,
+                params: n.params.map(|p| raw_to_value(&p)),
             },
+            None,
+        )),
+        Ok(Message::Response(r)) => {
+            let outcome = match r.outcome {
+                Ok(raw) => serde_json::from_str(raw.get())
+                    .map_err(|e| ClientError::Protocol(format!("unreadable result: {e}")))
+                    .map(Ok)?,
+                Err(e) => Err(e),
+            };
+            Ok(Decoded::Message(Incoming::Response(outcome), r.id))
         }
+        Ok(Message::Request(r)) => Ok(Decoded::Request(Inbound::Request {
+            id: r.id,
+            method: r.method,
+            params: r.params.map(|p| raw_to_value(&p)),
+        })),
+        Err(e) => match null_id_error(bytes) {
+            Some(error) => Ok(Decoded::Message(Incoming::Response(Err(error)), None)),
+            None => Err(ClientError::Protocol(format!("unreadable message: {e}"))),
+        },
     }
 }
 

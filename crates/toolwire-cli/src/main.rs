@@ -23,7 +23,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (echo, add, countdown, regional_echo) over stdio,
+    /// Serve the demo tools (echo, add, countdown, regional_echo, …), a
+    /// resource, a resource template and a prompt over stdio,
     /// or over Streamable HTTP with `--http`.
     Serve {
         /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or

@@ -7,7 +7,8 @@
 //!
 //! A legacy (2025) session adds state: the `Mcp-Session-Id` the
 //! `initialize` reply assigns travels on every later message, a GET stream
-//! carries the server's own requests and notifications, the server's
+//! carries the server's own requests and notifications (reopened with
+//! `Last-Event-ID` when it ends and the server gave event ids), the server's
 //! requests found on any stream go to the client's inbound sink, and `close`
 //! ends the session with DELETE. Spec (2025-11-25):
 //! basic/transports.mdx#session-management,
@@ -286,9 +287,10 @@ impl Transport for HttpTransport {
             // it as soon as the client calls a tool, and drop it if there
             // is no stream yet.
             let (parts, _) = request.into_parts();
-            let first = tokio::time::timeout(STREAM_OPEN_WAIT, open_stream(&self.client, &parts))
-                .await
-                .unwrap_or(StreamOpen::Failed);
+            let first =
+                tokio::time::timeout(STREAM_OPEN_WAIT, open_stream(&self.client, &parts, None))
+                    .await
+                    .unwrap_or(StreamOpen::Failed);
             if let StreamOpen::Refused = first {
                 return;
             }
@@ -359,8 +361,18 @@ enum StreamOpen {
     Failed,
 }
 
-async fn open_stream(client: &Hyper, parts: &http::request::Parts) -> StreamOpen {
-    let req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
+async fn open_stream(
+    client: &Hyper,
+    parts: &http::request::Parts,
+    last_event_id: Option<&str>,
+) -> StreamOpen {
+    let mut req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
+    // Spec (2025-11-25): basic/transports.mdx#resumability-and-redelivery —
+    // resume after the last event the server gave an id.
+    if let Some(v) = last_event_id.and_then(|id| HeaderValue::try_from(id).ok()) {
+        req.headers_mut()
+            .insert(HeaderName::from_static("last-event-id"), v);
+    }
     match client.request(req).await {
         Ok(r) if r.status().is_success() => StreamOpen::Open(r.into_body()),
         Ok(r) => {
@@ -384,12 +396,13 @@ async fn server_stream(
     inbound: InboundSink,
 ) {
     let mut next = Some(first);
+    let mut last_event_id: Option<String> = None;
     for attempt in 0..=STREAM_RETRIES {
         let opened = match next.take() {
             Some(o) => o,
             None => {
                 tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
-                open_stream(&client, &parts).await
+                open_stream(&client, &parts, last_event_id.as_deref()).await
             }
         };
         let mut body = match opened {
@@ -416,6 +429,9 @@ async fn server_stream(
                     }
                     Err(e) => tracing::warn!("ignoring an event on the GET stream: {e}"),
                 }
+            }
+            if let Some(id) = parser.last_event_id() {
+                last_event_id = Some(id.to_owned());
             }
         }
     }
@@ -597,6 +613,68 @@ impl Exchange for SseExchange {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server whose GET stream sends one notification with an id and
+    /// ends; the second GET's `Last-Event-ID` is reported.
+    #[tokio::test]
+    async fn the_legacy_get_stream_resumes_with_last_event_id() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            for n in 0..2 {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let Ok(read) = sock.read(&mut buf).await else {
+                        return;
+                    };
+                    if read == 0 {
+                        return;
+                    }
+                    head.extend_from_slice(&buf[..read]);
+                }
+                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let resumed = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("last-event-id: "))
+                    .unwrap_or("(none)")
+                    .to_owned();
+                let _ = seen_tx.send(resumed);
+                let event = format!(
+                    "id: ev-{n}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\n"
+                );
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{event}",
+                    event.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            }
+        });
+        let transport =
+            HttpTransport::new(&format!("http://{addr}/mcp"), &[], &[]).expect("transport");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        transport.inbound.install(tx);
+        transport
+            .start_legacy_session(Some("2025-11-25".into()))
+            .await;
+        assert_eq!(seen_rx.recv().await.expect("first GET"), "(none)");
+        let resumed = tokio::time::timeout(std::time::Duration::from_secs(5), seen_rx.recv())
+            .await
+            .expect("a second GET in time")
+            .expect("second GET");
+        assert_eq!(resumed, "ev-0");
+        let Some(super::super::Inbound::Notification { method, .. }) = rx.recv().await else {
+            panic!("the notification reached the sink");
+        };
+        assert_eq!(method, "notifications/tools/list_changed");
+    }
 
     #[test]
     fn a_json_reply_that_is_not_json_blames_the_body_not_the_type() {

@@ -234,6 +234,9 @@ impl Client {
             let Some(session) = self.legacy_session() else {
                 return Err(ClientError::Protocol("no legacy session".into()));
             };
+            if let Some((level, _)) = &options.log {
+                self.legacy_log_level(&session, level).await;
+            }
             match self
                 .round(method, &params, Wire::Legacy(&session.version), options)
                 .await
@@ -259,6 +262,44 @@ impl Client {
                 }
                 other => return other,
             }
+        }
+    }
+
+    /// A legacy session has one log level, set with `logging/setLevel`: set
+    /// it to what this request asks for, if the server offers logging and
+    /// the level differs. A failure only costs the logs.
+    // Spec (2025-11-25): server/utilities/logging.mdx#setting-log-level
+    async fn legacy_log_level(
+        &self,
+        session: &super::era::LegacySession,
+        level: &toolwire_proto::types::LoggingLevel,
+    ) {
+        let level = serde_json::to_value(level).unwrap_or_default();
+        let offers = session
+            .initialize
+            .get("capabilities")
+            .is_some_and(|c| c.get("logging").is_some());
+        let current = session.log_level.lock().ok().and_then(|l| l.clone());
+        if !offers || current.as_ref() == Some(&level) {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), level.clone());
+        match self
+            .round(
+                toolwire_proto::types::removed::LOGGING_SET_LEVEL,
+                &params,
+                Wire::Legacy(&session.version),
+                &RequestOptions::default(),
+            )
+            .await
+        {
+            Ok(_) => {
+                if let Ok(mut l) = session.log_level.lock() {
+                    *l = Some(level);
+                }
+            }
+            Err(e) => tracing::debug!("logging/setLevel failed: {e}"),
         }
     }
 

@@ -82,6 +82,8 @@ impl fmt::Display for ProtocolEra {
 pub(crate) struct LegacySession {
     pub(crate) version: String,
     pub(crate) initialize: Value,
+    /// The level last set with `logging/setLevel` (as JSON).
+    pub(crate) log_level: std::sync::Mutex<Option<Value>>,
 }
 
 #[derive(Debug, Clone)]
@@ -277,6 +279,7 @@ impl Client {
             return Ok(Arc::new(LegacySession {
                 version,
                 initialize: result,
+                log_level: std::sync::Mutex::new(None),
             }));
         }
         Err(refused.map_or(ClientError::Disconnected, ClientError::Rpc))

@@ -311,6 +311,21 @@ async fn auto_stays_modern_with_toolwire() {
 async fn legacy_session_with_toolwire_over_stdio() {
     let server = server(60_000, Arc::default());
     server
+        .add_tool(
+            Tool::builder("logger")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_: Value, cx: crate::RequestContext| async move {
+                    cx.log(
+                        toolwire_proto::types::LoggingLevel::Info,
+                        None,
+                        json!("hello"),
+                    );
+                    "logged"
+                })
+                .expect("logger"),
+        )
+        .expect("add logger");
+    server
         .add_resource(
             Resource::builder("mem://a", "a")
                 .text("A")
@@ -321,7 +336,7 @@ async fn legacy_session_with_toolwire_over_stdio() {
         &server,
         accept_all().with_protocol_mode(ProtocolMode::Legacy),
     );
-    assert_eq!(client.list_tools().await.expect("list").len(), 5);
+    assert_eq!(client.list_tools().await.expect("list").len(), 6);
     assert_eq!(client.era(), Some(ProtocolEra::Legacy));
     assert_eq!(client.protocol_version(), "2025-11-25");
     // The shim turns input_required into a real elicitation/create.
@@ -357,6 +372,19 @@ async fn legacy_session_with_toolwire_over_stdio() {
         "done"
     );
     assert_eq!(*seen.lock().expect("s"), [1.0, 2.0]);
+    // Logs: the session's level is set with logging/setLevel first.
+    let logs = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let l = Arc::clone(&logs);
+    let call = ToolCall::new("logger").with_options(
+        RequestOptions::new().with_log(toolwire_proto::types::LoggingLevel::Debug, move |m| {
+            l.lock().expect("l").push(m.data.clone())
+        }),
+    );
+    assert_eq!(
+        text(&client.call_tool_with(call).await.expect("logger")),
+        "logged"
+    );
+    assert_eq!(*logs.lock().expect("l"), [json!("hello")]);
     // Resources: read, and the legacy not-found mapped to the modern error.
     let read = client.read_resource("mem://a").await.expect("read");
     assert_eq!(read.contents.len(), 1);
@@ -389,7 +417,7 @@ async fn legacy_session_with_toolwire_over_stdio() {
         .expect("open")
         .expect("ok");
     assert_eq!(note, ChangeNotification::ToolsListChanged);
-    assert_eq!(client.list_tools().await.expect("list").len(), 6);
+    assert_eq!(client.list_tools().await.expect("list").len(), 7);
     let d = client.discover().await.expect("discover");
     assert_eq!(d.supported_versions, ["2025-11-25"]);
 }

@@ -270,11 +270,18 @@ try {
     assert.deepEqual(wire.lastResult('ping'), {});
   });
 
-  await checks.check('prompts/list and resources/list: empty lists', async () => {
-    assert.deepEqual((await client.listPrompts(undefined, opts)).prompts, []);
-    assert.deepEqual(wire.lastResult('prompts/list'), { prompts: [] });
-    assert.deepEqual((await client.listResources(undefined, opts)).resources, []);
-    assert.deepEqual(wire.lastResult('resources/list'), { resources: [] });
+  await checks.check('prompts/list, resources/list, a read and a prompt: the demo prompt and resources', async () => {
+    const prompts = (await client.listPrompts(undefined, opts)).prompts;
+    assert.deepEqual(prompts.map((p) => p.name), ['greet']);
+    assert.equal(wire.lastResult('prompts/list').resultType, undefined);
+    const resources = (await client.listResources(undefined, opts)).resources;
+    assert.deepEqual(resources.map((r) => r.uri), ['demo://readme']);
+    const templates = (await client.listResourceTemplates(undefined, opts)).resourceTemplates;
+    assert.deepEqual(templates.map((t) => t.uriTemplate), ['demo://greeting/{name}']);
+    const read = await client.readResource({ uri: 'demo://greeting/ann' }, opts);
+    assert.equal(read.contents[0].text, 'Hello, ann!');
+    const prompt = await client.getPrompt({ name: 'greet', arguments: { name: 'ann' } }, opts);
+    assert.equal(prompt.messages[0].content.text, 'Please greet ann warmly.');
   });
 
   await checks.check('define_tool / undefine_tool: notifications/tools/list_changed, and the list follows', async () => {

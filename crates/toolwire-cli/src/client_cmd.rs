@@ -1,4 +1,6 @@
-//! `toolwire discover|list|call`: the MCP client on the command line.
+//! `toolwire discover|list|call` (and, in `features.rs`, the commands for
+//! resources, prompts, completion and change notifications): the MCP
+//! client on the command line.
 //!
 //! The target is an `http://` URL of a server's MCP endpoint, or
 //! `--stdio "command args"` to start the server and speak stdio to it.
@@ -9,6 +11,7 @@
 
 mod arguments;
 mod checks;
+mod features;
 mod interact;
 mod log;
 mod render;
@@ -20,7 +23,12 @@ use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
 use std::time::Duration;
 use toolwire::proto::types::ElicitRequestParams;
-use toolwire::{Client, ClientBuilder, RequestOptions, ToolCall};
+use toolwire::{Client, ClientBuilder, ProtocolMode, RequestOptions, ToolCall};
+
+pub(crate) use features::{
+    CompleteArgs, ListenArgs, ListingArgs, PromptArgs, ReadArgs, complete, listen, prompt, prompts,
+    read, resources, templates,
+};
 
 /// Where the server is, and how to talk to it.
 #[derive(Args, Debug)]
@@ -47,6 +55,15 @@ pub(crate) struct Connection {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Which protocol era to speak: auto (probe with server/discover, fall
+    /// back to the 2025 initialize handshake for a legacy server), modern
+    /// (2026-07-28 only) or legacy (initialize only).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = ["auto", "modern", "legacy"])]
+    protocol: String,
+    /// Trust the CA certificates in FILE (PEM) for https:// servers, beside
+    /// the platform's roots (repeatable).
+    #[arg(long, value_name = "FILE")]
+    cacert: Vec<std::path::PathBuf>,
 }
 
 /// `toolwire discover`.
@@ -82,7 +99,8 @@ pub(crate) struct CallArgs {
     #[arg(long = "args", value_name = "JSON")]
     args_json: Option<String>,
     /// Answer the server's input request KEY: the JSON object a form asks
-    /// for, or decline, or cancel (repeatable).
+    /// for, or decline, or cancel (repeatable). KEY `*` answers any request
+    /// no other KEY names (a legacy server's requests have no keys).
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
     #[command(flatten)]
@@ -93,11 +111,19 @@ pub(crate) struct CallArgs {
 
 /// Builds the client for `url` or `--stdio`.
 fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
-    let mut builder = builder.with_request_timeout(Some(c.timeout));
+    let mode: ProtocolMode = c.protocol.parse().map_err(anyhow::Error::msg)?;
+    let mut builder = builder
+        .with_request_timeout(Some(c.timeout))
+        .with_protocol_mode(mode);
     match (url, &c.stdio) {
         (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
         (None, None) => bail!("no server: give its http:// URL or --stdio \"command args\""),
         (Some(url), None) => {
+            for file in &c.cacert {
+                let pem = std::fs::read(file)
+                    .with_context(|| format!("--cacert: cannot read {}", file.display()))?;
+                builder = builder.with_ca_pem(pem);
+            }
             for (name, value) in &c.headers {
                 builder = builder.with_http_header(name, value);
             }
@@ -143,10 +169,14 @@ pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
     let result = client.discover().await.context("server/discover failed");
     let _ = client.close().await;
     let d = result?;
+    let era = client
+        .era()
+        .map_or_else(|| "?".to_owned(), |e| e.to_string());
+    let version = client.protocol_version();
     print(&if a.connection.json {
-        render::json(&d)
+        render::discover_json(&d, &era, &version)
     } else {
-        render::discover(&d)
+        format!("era:          {era} ({version})\n{}", render::discover(&d))
     })
 }
 

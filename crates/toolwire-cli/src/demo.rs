@@ -188,6 +188,7 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
                 async move { undefine_tool(&srv, &names, &i.name) }
             })?,
     )?;
+    crate::demo_features::register(server)?;
     Ok(())
 }
 

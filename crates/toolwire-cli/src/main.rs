@@ -2,6 +2,7 @@
 
 mod client_cmd;
 mod demo;
+mod demo_features;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -57,8 +58,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (listed below) over stdio, or over Streamable
-    /// HTTP with `--http`.
+    /// Serve the demo tools (listed below), a resource, a resource
+    /// template and a prompt over stdio, or over Streamable HTTP with
+    /// `--http`.
     Serve {
         /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
         /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
@@ -94,6 +96,20 @@ enum Command {
     List(client_cmd::ListArgs),
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
+    /// List a server's resources.
+    Resources(client_cmd::ListingArgs),
+    /// List a server's resource templates.
+    Templates(client_cmd::ListingArgs),
+    /// Read a resource.
+    Read(client_cmd::ReadArgs),
+    /// List a server's prompts and their arguments.
+    Prompts(client_cmd::ListingArgs),
+    /// Get a prompt's messages.
+    Prompt(client_cmd::PromptArgs),
+    /// Complete a prompt argument or a resource template variable.
+    Complete(client_cmd::CompleteArgs),
+    /// Print a server's change notifications until interrupted.
+    Listen(client_cmd::ListenArgs),
 }
 
 /// `toolwire serve --http`'s default request timeout: two minutes, so that a
@@ -262,6 +278,13 @@ fn run() -> anyhow::Result<()> {
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,
             Command::Call(args) => client_cmd::call(args).await,
+            Command::Resources(args) => client_cmd::resources(args).await,
+            Command::Templates(args) => client_cmd::templates(args).await,
+            Command::Read(args) => client_cmd::read(args).await,
+            Command::Prompts(args) => client_cmd::prompts(args).await,
+            Command::Prompt(args) => client_cmd::prompt(args).await,
+            Command::Complete(args) => client_cmd::complete(args).await,
+            Command::Listen(args) => client_cmd::listen(args).await,
         }
     });
     // A read of stdin may still be blocked in a runtime thread after a

@@ -17,17 +17,30 @@
 //!   [`Client::list_tools`], and a `-32020` answer to `tools/call` refreshes
 //!   the tool list once and retries once;
 //! - `structuredContent` checked against the tool's `outputSchema` (a network
-//!   `$ref` is never fetched);
+//!   `$ref` is never fetched; a tool whose `outputSchema` cannot be used is
+//!   dropped from the list with a warning and never called);
 //! - cancellation: dropping a call's future closes its HTTP stream, or sends
 //!   `notifications/cancelled` on stdio.
 //!
-//! HTTP is plain `http://` only: there is no TLS support yet.
+//! - both eras: in the default [`ProtocolMode::Auto`] the first request is a
+//!   `server/discover` probe, and a legacy answer makes the client fall
+//!   back to the `initialize` handshake (2025-11-25, 2025-06-18 or
+//!   2025-03-26) for the client's lifetime. In a legacy session the
+//!   server's own requests (elicitation, sampling, roots) are answered by
+//!   the same input handlers, its list changes feed the cache and
+//!   [`Subscription`]s, and results come back in the same types.
+//!
+//! HTTPS uses rustls with the platform's root certificates (or the Mozilla
+//! roots with the `webpki-roots` feature) plus any CA given to
+//! [`ClientBuilder::with_ca_pem`], and HTTP/2 where the server offers it.
 
 mod builder;
 mod cache;
 mod engine;
+mod era;
 mod error;
 mod input;
+mod legacy;
 mod listen;
 mod mrtr;
 mod options;
@@ -38,6 +51,7 @@ mod transport;
 mod tests;
 
 pub use builder::ClientBuilder;
+pub use era::{ProtocolEra, ProtocolMode};
 pub use error::ClientError;
 pub use input::{InputError, InputHandler};
 pub use listen::{ChangeNotification, Subscription};
@@ -51,8 +65,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicI64, AtomicU64};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
 use tools::ToolIndex;
 use toolwire_proto::types::{
     CallToolRequest, CallToolResult, ClientCapabilities, CompleteRequest, CompleteRequestParams,
@@ -61,7 +76,7 @@ use toolwire_proto::types::{
     ListToolsResult, Prompt, ReadResourceRequest, ReadResourceResult, RequestMethod, Resource,
     ResourceTemplate, ResultOrInputRequired, SubscriptionFilter, Tool,
 };
-use transport::{Transport, TransportKind};
+use transport::{Inbound, Transport, TransportKind};
 
 /// Most pages one `list_*` walk fetches before it gives up, so a server
 /// that keeps returning cursors cannot loop the client forever.
@@ -107,6 +122,16 @@ struct Inner {
     max_rounds: usize,
     timeout: Option<Duration>,
     credentials: RwLock<Option<Arc<str>>>,
+    mode: ProtocolMode,
+    /// The era, once decided; kept for the client's lifetime.
+    era: RwLock<Option<era::EraState>>,
+    /// Serialises the probe and the legacy handshake.
+    handshake: tokio::sync::Mutex<()>,
+    /// What the server sends on its own, until the task that handles it
+    /// starts.
+    inbound_rx: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
+    /// Legacy change notifications, for the legacy subscriptions.
+    changes: broadcast::Sender<ChangeNotification>,
 }
 
 impl fmt::Debug for Client {
@@ -144,6 +169,10 @@ impl Client {
             .as_ref()
             .and_then(|i| serde_json::to_value(i).ok());
         let version = builder.versions.first().cloned().unwrap_or_default();
+        let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
+        if let Some(sink) = transport.inbound() {
+            sink.install(inbound_tx);
+        }
         Self {
             inner: Arc::new(Inner {
                 kind: transport.kind(),
@@ -161,13 +190,22 @@ impl Client {
                 max_rounds: builder.max_input_rounds,
                 timeout: builder.timeout,
                 credentials: RwLock::new(builder.bearer.map(Into::into)),
+                mode: builder.mode,
+                era: RwLock::new(None),
+                handshake: tokio::sync::Mutex::new(()),
+                inbound_rx: Mutex::new(Some(inbound_rx)),
+                changes: broadcast::channel(256).0,
             }),
         }
     }
 
-    /// The protocol version sent on requests: the preferred one, or the one
-    /// a `-32022` answer made the client switch to.
+    /// The protocol version in use: in a legacy session the negotiated
+    /// one; otherwise the preferred modern one, or the one a `-32022`
+    /// answer made the client switch to.
     pub fn protocol_version(&self) -> String {
+        if let Some(session) = self.legacy_session() {
+            return session.version.clone();
+        }
         self.inner
             .version
             .read()
@@ -198,8 +236,13 @@ impl Client {
     }
 
     /// `server/discover`: the server's versions, capabilities and
-    /// instructions. Cached.
+    /// instructions. Cached. With a legacy server, the `initialize` result
+    /// in the same shape (`supportedVersions` is the negotiated version).
     pub async fn discover(&self) -> Result<DiscoverResult, ClientError> {
+        self.ensure_era().await?;
+        if let Some(v) = self.legacy_discover() {
+            return parse(DiscoverRequest::METHOD, v);
+        }
         let v = self
             .cached(
                 DiscoverRequest::METHOD,
@@ -404,14 +447,29 @@ impl Client {
     ) -> Result<Vec<T>, ClientError> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
+        let mut restarted = false;
         for _ in 0..MAX_PAGES {
-            let mut page = self
+            let page = self
                 .cached(
                     method,
                     cursor_params(cursor.as_deref()),
                     &RequestOptions::default(),
                 )
-                .await?;
+                .await;
+            let mut page = match page {
+                // Spec: server/utilities/pagination.mdx — cursors may stop
+                // working (the list changed): drop every cached page and
+                // walk again from the start, once.
+                Err(e) if cursor.is_some() && e.is_definite() && !restarted => {
+                    tracing::debug!("{method}: the cursor stopped working ({e}); starting over");
+                    restarted = true;
+                    self.inner.cache.remove_method(method);
+                    items.clear();
+                    cursor = None;
+                    continue;
+                }
+                other => other?,
+            };
             let next = page
                 .get("nextCursor")
                 .and_then(Value::as_str)

@@ -16,8 +16,10 @@
 //! client first), and fails with the same [`HandlerError`].
 //!
 //! With the `client` feature, a `Client` speaks to any MCP server over
-//! stdio (a child process or any pipe pair) or Streamable HTTP (plain
-//! `http://`; no TLS yet): typed requests, multi round-trip requests answered
+//! stdio (a child process or any pipe pair) or Streamable HTTP (`http://`
+//! or `https://` over rustls), in either era (the 2026-07-28 stateless
+//! revision, or an `initialize`-based session with a legacy server, chosen by
+//! a `server/discover` probe): typed requests, multi round-trip requests answered
 //! by `InputHandler`s, a cache that honours `ttlMs` and `cacheScope`,
 //! `subscriptions/listen` as a `Subscription` stream, and the
 //! `x-mcp-header` rules.
@@ -70,8 +72,8 @@ mod uri_template;
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 #[cfg(feature = "client")]
 pub use client::{
-    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler,
-    RequestOptions, Subscription, ToolCall,
+    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler, ProtocolEra,
+    ProtocolMode, RequestOptions, Subscription, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;

@@ -110,7 +110,9 @@ pub(crate) async fn elicit(
     key: String,
     request: ElicitRequestParams,
 ) -> Result<ElicitResult, InputError> {
-    if let Some(answer) = answers.by_key.get(&key) {
+    // `*` answers any request no other KEY names: a legacy server's
+    // elicitation/create carries no key.
+    if let Some(answer) = answers.by_key.get(&key).or_else(|| answers.by_key.get("*")) {
         return Ok(answer.clone());
     }
     let message = match &request {

@@ -26,6 +26,17 @@ pub(crate) fn discover(d: &DiscoverResult) -> String {
     out
 }
 
+/// `server/discover` as JSON, with the era and version in use beside the
+/// result's own members.
+pub(crate) fn discover_json(d: &DiscoverResult, era: &str, version: &str) -> String {
+    let mut v = serde_json::to_value(d).unwrap_or(Value::Null);
+    if let Some(o) = v.as_object_mut() {
+        o.insert("era".into(), Value::from(era));
+        o.insert("protocolVersion".into(), Value::from(version));
+    }
+    json(&v)
+}
+
 fn capabilities(c: &ServerCapabilities) -> String {
     let mut parts = Vec::new();
     if let Some(t) = &c.tools {
@@ -134,43 +145,11 @@ fn parameter(name: &str, schema: &Value, required: bool) -> String {
 pub(crate) fn call(result: &CallToolResult) -> String {
     let mut out = String::new();
     let mut texts = 0;
-    for block in &result.content {
-        match block {
-            ContentBlock::Text(t) => {
-                texts += 1;
-                out.push_str(&t.text);
-            }
-            ContentBlock::Image(i) => {
-                let _ = write!(
-                    out,
-                    "[image {}, {} base64 bytes]",
-                    i.mime_type,
-                    i.data.len()
-                );
-            }
-            ContentBlock::Audio(a) => {
-                let _ = write!(
-                    out,
-                    "[audio {}, {} base64 bytes]",
-                    a.mime_type,
-                    a.data.len()
-                );
-            }
-            ContentBlock::ResourceLink(l) => {
-                let _ = write!(out, "[link {} <{}>]", l.name, l.uri);
-            }
-            ContentBlock::Resource(r) => match &r.resource {
-                ResourceContents::Text(t) => {
-                    let _ = write!(out, "[resource {}]\n{}", t.uri, t.text);
-                }
-                ResourceContents::Blob(b) => {
-                    let _ = write!(out, "[resource {}, {} base64 bytes]", b.uri, b.blob.len());
-                }
-            },
+    for b in &result.content {
+        if matches!(b, ContentBlock::Text(_)) {
+            texts += 1;
         }
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
+        block(&mut out, b);
     }
     if texts == 0
         && let Some(s) = &result.structured_content
@@ -179,6 +158,46 @@ pub(crate) fn call(result: &CallToolResult) -> String {
         out.push('\n');
     }
     out
+}
+
+/// One content block: text as is, other content summarised; always ends
+/// with a newline.
+pub(crate) fn block(out: &mut String, block: &ContentBlock) {
+    match block {
+        ContentBlock::Text(t) => {
+            out.push_str(&t.text);
+        }
+        ContentBlock::Image(i) => {
+            let _ = write!(
+                out,
+                "[image {}, {} base64 bytes]",
+                i.mime_type,
+                i.data.len()
+            );
+        }
+        ContentBlock::Audio(a) => {
+            let _ = write!(
+                out,
+                "[audio {}, {} base64 bytes]",
+                a.mime_type,
+                a.data.len()
+            );
+        }
+        ContentBlock::ResourceLink(l) => {
+            let _ = write!(out, "[link {} <{}>]", l.name, l.uri);
+        }
+        ContentBlock::Resource(r) => match &r.resource {
+            ResourceContents::Text(t) => {
+                let _ = write!(out, "[resource {}]\n{}", t.uri, t.text);
+            }
+            ResourceContents::Blob(b) => {
+                let _ = write!(out, "[resource {}, {} base64 bytes]", b.uri, b.blob.len());
+            }
+        },
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
 }
 
 /// A JSON value, pretty-printed, with a newline.

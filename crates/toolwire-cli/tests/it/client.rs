@@ -452,9 +452,9 @@ async fn cli_errors_are_clear_and_exit_non_zero() {
     assert!(!ok);
     assert!(err.contains("--stdio"), "{err}");
 
-    let (ok, _out, err) = run(&["list", "https://localhost/mcp"]).await;
+    let (ok, _out, err) = run(&["list", "ftp://localhost/mcp"]).await;
     assert!(!ok);
-    assert!(err.contains("TLS"), "{err}");
+    assert!(err.contains("http:// or https://"), "{err}");
 
     let (ok, _out, err) = run(&["list", "--stdio", "/nonexistent/toolwire-server"]).await;
     assert!(!ok);

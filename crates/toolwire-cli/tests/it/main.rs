@@ -2,6 +2,8 @@
 
 mod bounds;
 mod client;
+mod era;
+mod features;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]
@@ -9,3 +11,4 @@ mod otel;
 mod stdio;
 mod support;
 mod ux;
+mod tls;

@@ -326,11 +326,24 @@ impl Walker {
                 ch,
             });
         }
-        let kind = match schema.get("type") {
+        // A nullable primitive (`["string", "null"]`) is still a primitive
+        // parameter: a `null` value just has no header.
+        // Spec: basic/transports/streamable-http.mdx#value-encoding — "Parameter
+        // value is `null`: Client MUST omit the header".
+        let ty = match schema.get("type") {
+            Some(Value::Array(types))
+                if types.len() == 2 && types.contains(&Value::from("null")) =>
+            {
+                types.iter().find(|t| *t != "null")
+            }
+            other => other,
+        };
+        let kind = match ty {
             Some(Value::String(ty)) if ty == "string" => PrimitiveKind::String,
             Some(Value::String(ty)) if ty == "integer" => PrimitiveKind::Integer,
             Some(Value::String(ty)) if ty == "boolean" => PrimitiveKind::Boolean,
-            other => {
+            _ => {
+                let other = schema.get("type");
                 return Err(XMcpHeaderError::UnsupportedType {
                     pointer,
                     header: header.clone(),

@@ -2,6 +2,7 @@
 //! client connects with.
 
 use super::Client;
+use super::era::ProtocolMode;
 use super::error::ClientError;
 use super::input::{InputHandler, InputHandlers};
 use super::transport::Transport;
@@ -23,7 +24,7 @@ use toolwire_proto::types::{
 /// [`connect_http`](Self::connect_http).
 ///
 /// Defaults: `clientInfo` `toolwire-client` and this crate's version, sent
-/// on every request; protocol version 2026-07-28; at most 10 rounds of
+/// on every request; protocol mode `auto`; protocol version 2026-07-28; at most 10 rounds of
 /// input per call; a 5-minute request timeout (not applied to listen
 /// streams); no input handlers, so no client capabilities.
 ///
@@ -57,6 +58,8 @@ pub struct ClientBuilder {
     pub(crate) timeout: Option<Duration>,
     pub(crate) http_headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
+    pub(crate) mode: ProtocolMode,
+    pub(crate) ca_pems: Vec<Vec<u8>>,
 }
 
 impl Default for ClientBuilder {
@@ -79,7 +82,17 @@ impl ClientBuilder {
             timeout: Some(Duration::from_secs(300)),
             http_headers: Vec::new(),
             bearer: None,
+            mode: ProtocolMode::Auto,
+            ca_pems: Vec::new(),
         }
+    }
+
+    /// Which era to speak: [`ProtocolMode::Auto`] (the default) probes with
+    /// `server/discover` and falls back to the legacy handshake when the
+    /// server is legacy; `Modern` and `Legacy` skip the probe.
+    pub fn with_protocol_mode(mut self, mode: ProtocolMode) -> Self {
+        self.mode = mode;
+        self
     }
 
     /// Sets `io.modelcontextprotocol/clientInfo`.
@@ -185,6 +198,14 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the CA certificates in `pem` (PEM, one or more) for
+    /// `https://`, beside the platform's roots (or the compiled-in ones with
+    /// the `webpki-roots` feature). Checked when connecting.
+    pub fn with_ca_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.ca_pems.push(pem.into());
+        self
+    }
+
     /// `Authorization: Bearer {token}` on every HTTP request. The token also
     /// partitions `private` cache entries.
     pub fn with_bearer_token(mut self, token: impl Into<String>) -> Self {
@@ -215,11 +236,10 @@ impl ClientBuilder {
         Client::new(self, Arc::new(StdioTransport::from_io(reader, writer)))
     }
 
-    /// Speaks Streamable HTTP to the MCP endpoint at `url`. Only `http://`
-    /// URLs work for now: there is no TLS support yet. No request is sent
-    /// until the first call.
+    /// Speaks Streamable HTTP to the MCP endpoint at `url`, `http://` or
+    /// `https://`. No request is sent until the first call.
     pub fn connect_http(self, url: &str) -> Result<Client, ClientError> {
-        let transport = HttpTransport::new(url, &self.http_headers)?;
+        let transport = HttpTransport::new(url, &self.http_headers, &self.ca_pems)?;
         if let Some(token) = &self.bearer {
             transport.set_authorization(Some(format!("Bearer {token}")));
         }

@@ -5,8 +5,9 @@
 //! (everything but `_meta`), and its partition: `public` entries are shared,
 //! `private` ones belong to the credentials they were fetched with. An entry
 //! is fresh for `ttlMs` after it was received, until a change notification
-//! invalidates it. Stale entries stay, so that a refetch that fails can fall
-//! back on them.
+//! invalidates it. Stale entries stay for a while ([`STALE_KEEP`]), so that
+//! a refetch that fails to reach the server can fall back on them; then
+//! they are evicted, and the cache never holds more than [`MAX_ENTRIES`].
 //!
 //! Spec: server/utilities/caching.mdx
 
@@ -19,6 +20,11 @@ use toolwire_proto::types::{
     DiscoverRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
     ListToolsRequest, ReadResourceRequest, RequestMethod,
 };
+
+/// How long an entry is kept after it went stale, as a fallback.
+pub(crate) const STALE_KEEP: Duration = Duration::from_secs(600);
+/// The most entries kept; past it the stalest go first.
+pub(crate) const MAX_ENTRIES: usize = 4096;
 
 /// Who may reuse an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -61,6 +67,23 @@ pub(crate) enum Invalidation {
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     entries: Mutex<HashMap<Key, Entry>>,
+}
+
+/// Evicts entries stale for longer than [`STALE_KEEP`], then the stalest
+/// ones while there are [`MAX_ENTRIES`] or more.
+fn evict(entries: &mut HashMap<Key, Entry>, now: Instant) {
+    entries.retain(|_, e| now.saturating_duration_since(e.expires) < STALE_KEEP);
+    if entries.len() >= MAX_ENTRIES {
+        let mut by_expiry: Vec<(Instant, Key)> = entries
+            .iter()
+            .map(|(k, e)| (e.expires, k.clone()))
+            .collect();
+        by_expiry.sort_by_key(|(t, _)| *t);
+        let excess = entries.len() + 1 - MAX_ENTRIES;
+        for (_, key) in by_expiry.into_iter().take(excess) {
+            entries.remove(&key);
+        }
+    }
 }
 
 /// Whether results of `method` may be cached.
@@ -155,6 +178,8 @@ impl Cache {
         } else {
             Partition::Private(credentials.cloned())
         };
+        let now = Instant::now();
+        evict(&mut entries, now);
         let params_text = params_key(params);
         // A result changes scope only with the server's mind; drop the
         // other partition's copy so the two never disagree.
@@ -175,7 +200,7 @@ impl Cache {
             },
             Entry {
                 value: value.clone(),
-                expires: expiry(Instant::now(), ttl(value)),
+                expires: expiry(now, ttl(value)),
                 invalidated: false,
                 uri: params.get("uri").and_then(Value::as_str).map(str::to_owned),
             },
@@ -196,8 +221,44 @@ impl Cache {
             };
             if hit {
                 entry.invalidated = true;
+                // Stale from now on: the fallback period starts.
+                entry.expires = entry.expires.min(Instant::now());
             }
         }
+    }
+
+    /// Drops the entry a definite error answered, in every partition of
+    /// these credentials.
+    pub(crate) fn remove(
+        &self,
+        method: &'static str,
+        params: &Map<String, Value>,
+        credentials: Option<&Arc<str>>,
+    ) {
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        let params = params_key(params);
+        for partition in [Partition::Private(credentials.cloned()), Partition::Public] {
+            entries.remove(&Key {
+                method,
+                params: params.clone(),
+                partition,
+            });
+        }
+    }
+
+    /// Drops every entry of `method` (all pages of a list).
+    pub(crate) fn remove_method(&self, method: &'static str) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|k, _| k.method != method);
+        }
+    }
+
+    /// How many entries are held (tests).
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.entries.lock().map_or(0, |e| e.len())
     }
 
     /// Forgets everything.

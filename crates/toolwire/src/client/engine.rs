@@ -35,6 +35,20 @@ const METHOD_HEADER: &str = "Mcp-Method";
 /// The HTTP header that mirrors `params.name` or `params.uri`.
 const NAME_HEADER: &str = "Mcp-Name";
 
+/// The shape of one outgoing request: the modern `_meta` and headers at a
+/// version, a request in a legacy session at its version, or the legacy
+/// `initialize` itself.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Wire<'a> {
+    Modern(&'a str),
+    Legacy(&'a str),
+    Initialize,
+}
+
+/// The legacy code for an unknown resource.
+// Spec (2025-11-25): server/resources.mdx#error-handling
+const LEGACY_RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
+
 /// What `resultType` says a result is.
 pub(crate) enum Kind {
     Complete,
@@ -61,7 +75,7 @@ pub(crate) fn result_kind(v: &Value) -> Result<Kind, ClientError> {
 /// parses: `ttlMs` 0 (a missing or negative one counts as 0) and
 /// `cacheScope` `private`, the safe choice.
 // Spec: server/utilities/caching.mdx#time-to-live-ttl-field
-fn normalize_cache_hints(v: &mut Value) {
+pub(crate) fn normalize_cache_hints(v: &mut Value) {
     let Some(obj) = v.as_object_mut() else {
         return;
     };
@@ -90,7 +104,7 @@ impl Client {
     fn with_meta(
         &self,
         params: &Map<String, Value>,
-        version: &str,
+        wire: Wire<'_>,
         options: &RequestOptions,
     ) -> (Map<String, Value>, Option<ProgressToken>) {
         let mut params = params.clone();
@@ -101,16 +115,23 @@ impl Client {
         for (k, v) in &options.meta {
             meta.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        // Spec: basic/index.mdx#meta — protocolVersion and
-        // clientCapabilities on every request, clientInfo unless configured
-        // otherwise.
-        meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(version));
-        meta.insert(
-            CLIENT_CAPABILITIES_KEY.into(),
-            self.inner.capabilities_json.clone(),
-        );
-        if let Some(info) = &self.inner.info {
-            meta.entry(CLIENT_INFO_KEY).or_insert_with(|| info.clone());
+        if let Wire::Modern(version) = wire {
+            // Spec: basic/index.mdx#meta — protocolVersion and
+            // clientCapabilities on every request, clientInfo unless
+            // configured otherwise.
+            meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(version));
+            meta.insert(
+                CLIENT_CAPABILITIES_KEY.into(),
+                self.inner.capabilities_json.clone(),
+            );
+            if let Some(info) = &self.inner.info {
+                meta.entry(CLIENT_INFO_KEY).or_insert_with(|| info.clone());
+            }
+        } else {
+            // A legacy session carries all of that; a legacy server must not
+            // see the modern version key, or it may serve the request as a
+            // modern one.
+            meta.remove(PROTOCOL_VERSION_KEY);
         }
         let token = options.progress.as_ref().map(|_| {
             let n = self.inner.next_token.fetch_add(1, Ordering::Relaxed);
@@ -122,7 +143,7 @@ impl Client {
                 serde_json::to_value(t).unwrap_or_default(),
             );
         }
-        if let Some((level, _)) = &options.log {
+        if let (Some((level, _)), Wire::Modern(_)) = (&options.log, wire) {
             meta.insert(
                 LOG_LEVEL_KEY.into(),
                 serde_json::to_value(level).unwrap_or_default(),
@@ -131,7 +152,9 @@ impl Client {
         // Spec: basic/index.mdx#opentelemetry-trace-context
         #[cfg(feature = "otel")]
         crate::otel::inject(&mut meta);
-        params.insert("_meta".into(), Value::Object(meta));
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
         (params, token)
     }
 
@@ -142,11 +165,21 @@ impl Client {
         &self,
         method: &str,
         params: &Map<String, Value>,
-        version: &str,
+        wire: Wire<'_>,
     ) -> Vec<(String, String)> {
         if self.inner.kind != TransportKind::Http {
             return Vec::new();
         }
+        let version = match wire {
+            Wire::Modern(v) => v,
+            // Spec (2025-06-18): basic/transports.mdx#protocol-version-header
+            // — every request after initialize names the version; 2025-03-26
+            // had no such header.
+            Wire::Legacy(v) if v != "2025-03-26" => {
+                return vec![(PROTOCOL_VERSION_HEADER.to_owned(), v.to_owned())];
+            }
+            Wire::Legacy(_) | Wire::Initialize => return Vec::new(),
+        };
         let mut headers = vec![
             (PROTOCOL_VERSION_HEADER.to_owned(), version.to_owned()),
             (METHOD_HEADER.to_owned(), method.to_owned()),
@@ -176,10 +209,107 @@ impl Client {
         headers
     }
 
-    /// One request: a round trip, retried once after `-32022` with a
+    /// One request in the era the client settled on (deciding it first).
+    /// Returns the raw result.
+    pub(crate) async fn request_value(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        self.ensure_era().await?;
+        match self.legacy_session() {
+            Some(_) => self.legacy_value(method, params, options).await,
+            None => self.modern_value(method, params, options).await,
+        }
+    }
+
+    /// One request in a legacy session: re-initialises once when the server
+    /// forgot the session, and maps legacy errors to their modern form.
+    async fn legacy_value(
+        &self,
+        method: &'static str,
+        params: Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let mut reinitialized = false;
+        loop {
+            let Some(session) = self.legacy_session() else {
+                return Err(ClientError::Protocol("no legacy session".into()));
+            };
+            if let Some((level, _)) = &options.log {
+                self.legacy_log_level(&session, level).await;
+            }
+            match self
+                .round(method, &params, Wire::Legacy(&session.version), options)
+                .await
+            {
+                // Spec (2025-11-25): basic/transports.mdx#session-management
+                // — on 404 start a new session with a fresh initialize.
+                Err(ClientError::SessionExpired) if !reinitialized => {
+                    reinitialized = true;
+                    tracing::debug!("the server forgot the legacy session; initializing again");
+                    self.reinitialize().await?;
+                }
+                Err(ClientError::Rpc(mut e))
+                    if method == ReadResourceRequest::METHOD
+                        && e.code == LEGACY_RESOURCE_NOT_FOUND =>
+                {
+                    // The same error a modern server gives: -32602 with the
+                    // URI in `data`.
+                    e.code = ErrorCode::INVALID_PARAMS;
+                    if e.data.is_none() {
+                        e.data = params.get("uri").map(|u| serde_json::json!({ "uri": u }));
+                    }
+                    return Err(ClientError::Rpc(e));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// A legacy session has one log level, set with `logging/setLevel`: set
+    /// it to what this request asks for, if the server offers logging and
+    /// the level differs. A failure only costs the logs.
+    // Spec (2025-11-25): server/utilities/logging.mdx#setting-log-level
+    async fn legacy_log_level(
+        &self,
+        session: &super::era::LegacySession,
+        level: &toolwire_proto::types::LoggingLevel,
+    ) {
+        let level = serde_json::to_value(level).unwrap_or_default();
+        let offers = session
+            .initialize
+            .get("capabilities")
+            .is_some_and(|c| c.get("logging").is_some());
+        let current = session.log_level.lock().ok().and_then(|l| l.clone());
+        if !offers || current.as_ref() == Some(&level) {
+            return;
+        }
+        let mut params = Map::new();
+        params.insert("level".into(), level.clone());
+        match self
+            .round(
+                toolwire_proto::types::removed::LOGGING_SET_LEVEL,
+                &params,
+                Wire::Legacy(&session.version),
+                &RequestOptions::default(),
+            )
+            .await
+        {
+            Ok(_) => {
+                if let Ok(mut l) = session.log_level.lock() {
+                    *l = Some(level);
+                }
+            }
+            Err(e) => tracing::debug!("logging/setLevel failed: {e}"),
+        }
+    }
+
+    /// One modern request: a round trip, retried once after `-32022` with a
     /// version both sides speak, and for `tools/call` over HTTP once after
     /// `-32020` with a refreshed tool list. Returns the raw result.
-    pub(crate) async fn request_value(
+    pub(crate) async fn modern_value(
         &self,
         method: &'static str,
         params: Map<String, Value>,
@@ -189,7 +319,10 @@ impl Client {
         let mut headers_retried = false;
         loop {
             let version = self.protocol_version();
-            match self.round(method, &params, &version, options).await {
+            match self
+                .round(method, &params, Wire::Modern(&version), options)
+                .await
+            {
                 Err(ClientError::Rpc(e))
                     if e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION && !version_retried =>
                 {
@@ -255,22 +388,23 @@ impl Client {
     }
 
     /// One round trip with a fresh id, within the timeout.
-    async fn round(
+    pub(crate) async fn round(
         &self,
         method: &str,
         params: &Map<String, Value>,
-        version: &str,
+        wire: Wire<'_>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
         let id = self.next_id();
-        let (params, token) = self.with_meta(params, version, options);
-        let headers = self.http_headers(method, &params, version);
+        let (params, token) = self.with_meta(params, wire, options);
+        let headers = self.http_headers(method, &params, wire);
         let out = Outgoing {
             body: Bytes::from(encode_request(&id, method, Some(&params))),
             id,
             headers,
             progress_token: token.clone(),
             wants_logs: options.log.is_some(),
+            initialize: matches!(wire, Wire::Initialize),
         };
         let exchange = async {
             let mut exchange = self.inner.transport.send(out).await?;
@@ -338,7 +472,15 @@ impl Client {
                 tracing::warn!("{method} failed ({e}); serving the stale cached result");
                 Ok(stale)
             }
-            (Err(e), _) => Err(e),
+            (Err(e), _) => {
+                if e.is_definite() {
+                    // The server said no: what was cached is no answer.
+                    self.inner
+                        .cache
+                        .remove(method, &params, credentials.as_ref());
+                }
+                Err(e)
+            }
         }
     }
 
@@ -399,6 +541,15 @@ impl Client {
         manual: bool,
     ) -> Result<ResultOrInputRequired<CallToolResult>, ClientError> {
         let tool = self.known_tool(&call.name).await?;
+        if let (Some(tool), Some(args)) = (&tool, &call.arguments)
+            && let Err((parameter, reason)) = tool.check_arguments(&Value::Object(args.clone()))
+        {
+            return Err(ClientError::InvalidArgument {
+                tool: call.name.clone(),
+                parameter,
+                reason,
+            });
+        }
         let mut params = Map::new();
         params.insert("name".into(), Value::String(call.name.clone()));
         if let Some(args) = &call.arguments {
@@ -429,6 +580,10 @@ impl Client {
         &self,
         filter: SubscriptionFilter,
     ) -> Result<Subscription, ClientError> {
+        self.ensure_era().await?;
+        if self.legacy_session().is_some() {
+            return self.legacy_listen(filter).await;
+        }
         let method = SubscriptionsListenRequest::METHOD;
         let mut params = Map::new();
         params.insert(
@@ -439,13 +594,15 @@ impl Client {
         loop {
             let version = self.protocol_version();
             let id = self.next_id();
-            let (body, _) = self.with_meta(&params, &version, &RequestOptions::default());
+            let wire = Wire::Modern(&version);
+            let (body, _) = self.with_meta(&params, wire, &RequestOptions::default());
             let out = Outgoing {
-                headers: self.http_headers(method, &body, &version),
+                headers: self.http_headers(method, &body, wire),
                 body: Bytes::from(encode_request(&id, method, Some(&body))),
                 id: id.clone(),
                 progress_token: None,
                 wants_logs: false,
+                initialize: false,
             };
             let opened = async {
                 let mut exchange = self.inner.transport.send(out).await?;

@@ -21,6 +21,11 @@ pub enum ClientError {
     /// The transport failed: the connection, the pipe or the child process.
     #[error("transport error: {0}")]
     Transport(String),
+    /// TLS failed: the server's certificate was refused (the message says
+    /// why: an unknown issuer, a name mismatch, an expiry), or a CA given
+    /// to the builder is unusable.
+    #[error("{0}")]
+    Tls(String),
     /// An HTTP error status whose body is not a JSON-RPC error.
     #[error("{url} answered HTTP {status}{}{}", status_reason(*.status), body_preview(.body))]
     Http {
@@ -31,6 +36,17 @@ pub enum ClientError {
         /// The start of the body, for diagnostics.
         body: String,
     },
+    /// The server no longer knows the legacy HTTP session (a 404 to a
+    /// request carrying `Mcp-Session-Id`); the client initialises again
+    /// once before reporting this.
+    #[error("the server ended the legacy session (HTTP 404 for its Mcp-Session-Id)")]
+    SessionExpired,
+    /// A client in [`ProtocolMode::Modern`](super::ProtocolMode::Modern)
+    /// found a server that speaks only the initialize-era revisions.
+    #[error(
+        "the server speaks only the initialize-era (2025) protocol ({0}); use protocol mode auto or legacy"
+    )]
+    LegacyServer(String),
     /// The server closed the stream or the connection before it answered.
     #[error("the server closed the connection before answering")]
     Disconnected,
@@ -82,6 +98,18 @@ pub enum ClientError {
         /// Why it was rejected.
         reason: String,
     },
+    /// An argument breaks a rule of the tool's definition, so the call is
+    /// not sent (for example an `x-mcp-header` integer outside
+    /// ±(2^53 − 1)).
+    #[error("tool {tool:?}: argument {parameter:?} cannot be sent: {reason}")]
+    InvalidArgument {
+        /// The tool name.
+        tool: String,
+        /// The parameter's path in the arguments, dotted.
+        parameter: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// `structuredContent` does not match the tool's `outputSchema`, or the
     /// schema itself cannot be used.
     #[error("tool {tool:?} returned structured content that fails its outputSchema:{message}")]
@@ -129,11 +157,24 @@ impl ClientError {
     }
 
     /// Whether a refetch failing this way may fall back to a stale cache
-    /// entry: anything except an answer that says the request is wrong.
+    /// entry: only when the server could not be reached or did not answer
+    /// (network trouble, the server down). A JSON-RPC error, or any other
+    /// answer, is definite.
+    // Spec: server/utilities/caching.mdx — stale responses MAY be served if
+    // errors occur during re-fetching.
     pub(crate) fn allows_stale(&self) -> bool {
-        !matches!(
-            self,
-            Self::UnknownResultType(_) | Self::InputRequired(_) | Self::InvalidTool { .. }
-        )
+        match self {
+            Self::Transport(_) | Self::Disconnected | Self::Timeout(_) | Self::SessionExpired => {
+                true
+            }
+            Self::Http { status, .. } => *status >= 500,
+            _ => false,
+        }
+    }
+
+    /// Whether the server answered definitely, so a cached entry for the
+    /// request must go.
+    pub(crate) fn is_definite(&self) -> bool {
+        matches!(self, Self::Rpc(_))
     }
 }

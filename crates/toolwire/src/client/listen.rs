@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use tokio::sync::mpsc;
+use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
 use toolwire_proto::types::{
@@ -49,7 +49,7 @@ pub enum ChangeNotification {
 }
 
 impl ChangeNotification {
-    fn parse(method: String, params: Option<Value>) -> Self {
+    pub(crate) fn parse(method: String, params: Option<Value>) -> Self {
         match method.as_str() {
             ToolListChangedNotification::METHOD => Self::ToolsListChanged,
             PromptListChangedNotification::METHOD => Self::PromptsListChanged,
@@ -72,7 +72,7 @@ impl ChangeNotification {
 
     /// The cached results this notification makes stale.
     // Spec: server/utilities/caching.mdx#interaction-with-notifications
-    fn invalidations(&self) -> Vec<Invalidation> {
+    pub(crate) fn invalidations(&self) -> Vec<Invalidation> {
         match self {
             Self::ToolsListChanged => vec![Invalidation::Method(ListToolsRequest::METHOD)],
             Self::PromptsListChanged => vec![Invalidation::Method(ListPromptsRequest::METHOD)],
@@ -115,8 +115,25 @@ impl Subscription {
         }
     }
 
+    /// A subscription in a legacy session: the session's notifications
+    /// (already applied to the cache) that `filter` asks for.
+    pub(crate) fn from_broadcast(
+        id: RequestId,
+        filter: SubscriptionFilter,
+        changes: broadcast::Receiver<ChangeNotification>,
+    ) -> Self {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let pump = tokio::spawn(relay(changes, filter.clone(), tx));
+        Self {
+            id,
+            acknowledged: filter,
+            rx,
+            pump,
+        }
+    }
+
     /// The subscription id: the JSON-RPC id of the `subscriptions/listen`
-    /// request.
+    /// request (in a legacy session, a client-side number).
     pub fn id(&self) -> &RequestId {
         &self.id
     }
@@ -146,6 +163,44 @@ impl Drop for Subscription {
         // Dropping the task drops the exchange: the HTTP stream closes, or
         // stdio sends `notifications/cancelled`.
         self.pump.abort();
+    }
+}
+
+/// Whether `filter` asks for `note`.
+fn wanted(filter: &SubscriptionFilter, note: &ChangeNotification) -> bool {
+    match note {
+        ChangeNotification::ToolsListChanged => filter.tools_list_changed == Some(true),
+        ChangeNotification::PromptsListChanged => filter.prompts_list_changed == Some(true),
+        ChangeNotification::ResourcesListChanged => filter.resources_list_changed == Some(true),
+        ChangeNotification::ResourceUpdated { uri } => filter
+            .resource_subscriptions
+            .as_ref()
+            .is_some_and(|u| u.contains(uri)),
+        ChangeNotification::Other { .. } => false,
+    }
+}
+
+async fn relay(
+    mut changes: broadcast::Receiver<ChangeNotification>,
+    filter: SubscriptionFilter,
+    tx: mpsc::UnboundedSender<Result<ChangeNotification, ClientError>>,
+) {
+    loop {
+        match changes.recv().await {
+            Ok(note) if wanted(&filter, &note) => {
+                if tx.send(Ok(note)).is_err() {
+                    return;
+                }
+            }
+            Ok(_) => {}
+            Err(broadcast::error::RecvError::Lagged(n)) => {
+                tracing::warn!("a subscription fell behind and missed {n} notifications");
+            }
+            Err(broadcast::error::RecvError::Closed) => {
+                let _ = tx.send(Err(ClientError::Disconnected));
+                return;
+            }
+        }
     }
 }
 

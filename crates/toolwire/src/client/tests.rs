@@ -4,10 +4,15 @@
 //! process.
 
 mod cache;
+mod era;
+#[cfg(feature = "http")]
+mod era_http;
 mod fake;
 mod http;
 #[cfg(feature = "http")]
 mod http_socket;
 mod mrtr;
 mod server;
+#[cfg(feature = "http")]
+mod tls;
 mod wire;

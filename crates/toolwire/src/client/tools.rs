@@ -4,8 +4,13 @@
 //!
 //! Every `tools/list` page the client fetches passes through
 //! [`ToolIndex::admit`], which drops tools whose `x-mcp-header` annotations
-//! break a rule (with a `tracing` warning naming the tool and the reason)
-//! and remembers the others.
+//! break a rule, or whose `outputSchema` the client cannot use (another
+//! dialect, a network `$ref`, which is never fetched), with a `tracing`
+//! warning naming the tool and the reason, and remembers the others. A
+//! dropped tool is never called: deciding at list time keeps a tool with
+//! side effects from running only for its result to be refused.
+//! Spec: basic/index.mdx#ref-resolution — a schema with an unresolved
+//! external `$ref` SHOULD be rejected rather than treated as permissive.
 //!
 //! Spec: server/tools.mdx#x-mcp-header
 
@@ -14,7 +19,7 @@ use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use toolwire_proto::header::{
-    HeaderParam, lookup_path, param_header_value, validate_x_mcp_headers,
+    HeaderParam, ParamValueError, lookup_path, param_header_value, validate_x_mcp_headers,
 };
 use toolwire_proto::types::Tool;
 
@@ -23,7 +28,8 @@ use toolwire_proto::types::Tool;
 pub(crate) struct KnownTool {
     pub(crate) definition: Tool,
     pub(crate) headers: Vec<HeaderParam>,
-    /// Compiled on first use: `Err` holds why the schema cannot be used.
+    /// Compiled when the tool is admitted (always `Ok`: a tool whose schema
+    /// cannot be used is not admitted).
     output: OnceLock<Result<CompiledSchema, String>>,
 }
 
@@ -34,6 +40,25 @@ impl KnownTool {
         Some(self.output.get_or_init(|| {
             CompiledSchema::compile(&Value::Object(schema.clone())).map_err(|e| e.to_string())
         }))
+    }
+
+    /// Refuses arguments whose annotated integer is outside ±(2^53 − 1):
+    /// such a value cannot be mirrored, and the server would refuse the
+    /// call. Returns the parameter's path and why.
+    // Spec: basic/transports/streamable-http.mdx#schema-extension — integer
+    // values MUST be within the safe range for JavaScript.
+    pub(crate) fn check_arguments(&self, arguments: &Value) -> Result<(), (String, String)> {
+        for param in &self.headers {
+            let Some(value) = lookup_path(arguments, &param.path) else {
+                continue;
+            };
+            if let Err(e @ ParamValueError::IntegerOutOfRange { .. }) =
+                param_header_value(value, param.kind)
+            {
+                return Err((param.path.join("."), e.to_string()));
+            }
+        }
+        Ok(())
     }
 
     /// The `Mcp-Param-*` headers for a call with `arguments`: one per
@@ -93,25 +118,31 @@ impl ToolIndex {
         let mut kept = Vec::with_capacity(tools.len());
         for tool in tools {
             let schema = Value::Object(tool.input_schema.clone());
-            match validate_x_mcp_headers(&schema) {
-                Ok(headers) => {
+            // Spec: basic/transports/streamable-http.mdx#schema-extension —
+            // exclude the tool and log a warning naming it and the reason.
+            let admitted = validate_x_mcp_headers(&schema)
+                .map_err(|e| e.to_string())
+                .and_then(|headers| {
+                    let known = KnownTool {
+                        definition: tool.clone(),
+                        headers,
+                        output: OnceLock::new(),
+                    };
+                    match known.output_schema() {
+                        Some(Err(e)) => Err(format!("its outputSchema cannot be used: {e}")),
+                        _ => Ok(known),
+                    }
+                });
+            match admitted {
+                Ok(known) => {
                     state.rejected.remove(&tool.name);
-                    state.known.insert(
-                        tool.name.clone(),
-                        Arc::new(KnownTool {
-                            definition: tool.clone(),
-                            headers,
-                            output: OnceLock::new(),
-                        }),
-                    );
+                    state.known.insert(tool.name.clone(), Arc::new(known));
                     kept.push(tool);
                 }
-                Err(e) => {
-                    // Spec: basic/transports/streamable-http.mdx#schema-extension
-                    // — exclude the tool and log a warning naming it and the reason.
-                    tracing::warn!("rejecting tool {:?}: {e}", tool.name);
+                Err(reason) => {
+                    tracing::warn!("rejecting tool {:?}: {reason}", tool.name);
                     state.known.remove(&tool.name);
-                    state.rejected.insert(tool.name, e.to_string());
+                    state.rejected.insert(tool.name, reason);
                 }
             }
         }

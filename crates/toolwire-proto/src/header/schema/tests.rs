@@ -245,8 +245,13 @@ fn non_primitive_missing_and_union_types_are_rejected() {
         (Some(json!("array")), "\"array\""),
         (Some(json!("null")), "\"null\""),
         (Some(json!("String")), "\"String\""),
-        (Some(json!(["string", "null"])), "[\"string\",\"null\"]"),
         (Some(json!(["string"])), "[\"string\"]"),
+        (
+            Some(json!(["string", "integer"])),
+            "[\"string\",\"integer\"]",
+        ),
+        (Some(json!(["number", "null"])), "[\"number\",\"null\"]"),
+        (Some(json!(["null", "null"])), "[\"null\",\"null\"]"),
         (Some(json!(7)), "7"),
         (None, "missing"),
     ] {
@@ -262,6 +267,21 @@ fn non_primitive_missing_and_union_types_are_rejected() {
                 found: found.to_owned(),
             }
         );
+    }
+}
+
+#[test]
+fn nullable_primitives_are_accepted() {
+    for (ty, kind) in [
+        (json!(["string", "null"]), PrimitiveKind::String),
+        (json!(["null", "integer"]), PrimitiveKind::Integer),
+        (json!(["boolean", "null"]), PrimitiveKind::Boolean),
+    ] {
+        let params =
+            validate_x_mcp_headers(&one_property(json!({"type": ty, "x-mcp-header": "H"})))
+                .expect("a nullable primitive is allowed");
+        assert_eq!(params.len(), 1);
+        assert_eq!(params[0].kind, kind);
     }
 }
 

@@ -34,16 +34,20 @@ async fn zero_or_missing_ttl_means_always_refetch() {
 }
 
 #[tokio::test]
-async fn a_failed_refetch_serves_the_stale_result() {
+async fn a_refetch_that_gets_no_answer_serves_the_stale_result() {
     let fail = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&fail);
-    let fake = FakeStdio::start(ClientBuilder::new(), move |req| {
-        if flag.load(Ordering::SeqCst) {
-            vec![error(req, -32603, "down", None)]
-        } else {
-            vec![result(req, tools_page(json!([plain_tool("t")]), 0))]
-        }
-    });
+    let fake = FakeStdio::start(
+        ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(100))),
+        move |req| {
+            if flag.load(Ordering::SeqCst) {
+                // The server is stuck: no answer.
+                Vec::new()
+            } else {
+                vec![result(req, tools_page(json!([plain_tool("t")]), 0))]
+            }
+        },
+    );
     fake.client.list_tools().await.expect("list");
     fail.store(true, Ordering::SeqCst);
     let tools = fake.client.list_tools().await.expect("stale");
@@ -51,6 +55,122 @@ async fn a_failed_refetch_serves_the_stale_result() {
     assert_eq!(fake.requests("tools/list").len(), 2);
     fake.client.clear_cache();
     assert!(fake.client.list_tools().await.is_err());
+}
+
+#[tokio::test]
+async fn a_definite_error_drops_the_entry_instead_of_serving_it() {
+    // 0: answer; 1: a JSON-RPC error; 2: no answer.
+    let mode = Arc::new(AtomicUsize::new(0));
+    let m = Arc::clone(&mode);
+    let fake = FakeStdio::start(
+        ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(100))),
+        move |req| match m.load(Ordering::SeqCst) {
+            0 => vec![result(
+                req,
+                json!({"contents": [{"uri": "a://x", "text": "x"}], "ttlMs": 0}),
+            )],
+            1 => vec![error(
+                req,
+                -32602,
+                "Resource not found",
+                Some(json!({"uri": "a://x"})),
+            )],
+            _ => Vec::new(),
+        },
+    );
+    fake.client.read_resource("a://x").await.expect("read");
+    mode.store(1, Ordering::SeqCst);
+    let err = fake.client.read_resource("a://x").await.expect_err("gone");
+    assert_eq!(err.rpc().map(|e| e.code.0), Some(-32602), "{err}");
+    // The entry went with the definite answer: nothing stale is left to
+    // stand in when the server then stops answering.
+    mode.store(2, Ordering::SeqCst);
+    let err = fake
+        .client
+        .read_resource("a://x")
+        .await
+        .expect_err("no stale");
+    assert!(
+        matches!(err, crate::client::ClientError::Timeout(_)),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_cursor_that_stops_working_restarts_the_walk_without_one() {
+    // Before the change the list is [a] -> c1 -> [b]; after it, c1 is
+    // unknown and the list is [a2] -> c2 -> [b2].
+    let changed = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&changed);
+    let fake = FakeStdio::start(ClientBuilder::new(), move |req| {
+        let after = flag.load(Ordering::SeqCst);
+        let page = |tools: Value, next: Option<&str>| {
+            let mut p = tools_page(tools, 60_000);
+            if let Some(n) = next {
+                p["nextCursor"] = json!(n);
+            }
+            p
+        };
+        match (req["params"]["cursor"].as_str(), after) {
+            (None, false) => vec![result(req, page(json!([plain_tool("a")]), Some("c1")))],
+            (Some("c1"), false) => vec![result(req, page(json!([plain_tool("b")]), None))],
+            (None, true) => vec![result(req, page(json!([plain_tool("a2")]), Some("c2")))],
+            (Some("c2"), true) => vec![result(req, page(json!([plain_tool("b2")]), None))],
+            _ => vec![error(req, -32602, "Invalid cursor", None)],
+        }
+    });
+    let names = |tools: Vec<toolwire_proto::types::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name).collect()
+    };
+    assert_eq!(
+        names(fake.client.list_tools().await.expect("list")),
+        ["a", "b"]
+    );
+    changed.store(true, Ordering::SeqCst);
+    // The first page is still fresh in the cache and names c1; the
+    // second is expired by hand so that c1 is asked for again.
+    fake.client.inner.cache.remove(
+        "tools/list",
+        &serde_json::from_value(json!({"cursor": "c1"})).expect("params"),
+        None,
+    );
+    assert_eq!(
+        names(fake.client.list_tools().await.expect("restarted")),
+        ["a2", "b2"]
+    );
+    let cursors: Vec<Value> = fake
+        .requests("tools/list")
+        .iter()
+        .map(|r| r["params"]["cursor"].clone())
+        .collect();
+    assert_eq!(
+        cursors,
+        [
+            Value::Null,
+            json!("c1"),
+            json!("c1"),
+            Value::Null,
+            json!("c2")
+        ]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn stale_entries_are_evicted_after_a_while() {
+    let fake = FakeStdio::start(ClientBuilder::new(), |req| {
+        let uri = req["params"]["uri"].clone();
+        vec![result(
+            req,
+            json!({"contents": [{"uri": uri, "text": "x"}], "ttlMs": 1000}),
+        )]
+    });
+    fake.client.read_resource("a://1").await.expect("read");
+    fake.client.read_resource("a://2").await.expect("read");
+    assert_eq!(fake.client.inner.cache.len(), 2);
+    tokio::time::advance(crate::client::cache::STALE_KEEP + Duration::from_secs(2)).await;
+    // Storing a new entry sweeps out the long-stale ones.
+    fake.client.read_resource("a://3").await.expect("read");
+    assert_eq!(fake.client.inner.cache.len(), 1);
 }
 
 #[tokio::test]

@@ -1,9 +1,10 @@
 //! Scripted servers: a closure answers each request; every message the
 //! client sent is recorded.
 
+use crate::client::era::EraState;
 use crate::client::error::ClientError;
 use crate::client::transport::{Exchange, Incoming, Outgoing, Transport, TransportKind};
-use crate::client::{Client, ClientBuilder};
+use crate::client::{Client, ClientBuilder, ProtocolMode};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -50,7 +51,19 @@ pub(super) fn text_result(text: &str) -> Value {
 }
 
 impl FakeStdio {
+    /// A modern client that already settled its era (no probe), so scripts
+    /// see only the requests the test makes.
     pub(super) fn start(
+        builder: ClientBuilder,
+        script: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
+    ) -> Self {
+        let fake = Self::start_in_mode(builder.with_protocol_mode(ProtocolMode::Modern), script);
+        fake.client.set_era(EraState::Modern);
+        fake
+    }
+
+    /// A client in the builder's own mode.
+    pub(super) fn start_in_mode(
         builder: ClientBuilder,
         script: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
     ) -> Self {
@@ -133,6 +146,7 @@ impl FakeHttp {
             script: Arc::new(script),
             log: Arc::clone(&log),
         };
+        let builder = builder.with_protocol_mode(ProtocolMode::Modern);
         (Client::new(builder, Arc::new(transport)), log)
     }
 }

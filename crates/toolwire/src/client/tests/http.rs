@@ -136,3 +136,53 @@ async fn a_second_header_mismatch_is_returned() {
     assert_eq!(requests(&log, "tools/call").len(), 2);
     assert_eq!(requests(&log, "tools/list").len(), 2);
 }
+
+#[tokio::test]
+async fn unsafe_integers_are_refused_locally_and_nullable_parameters_work() {
+    let tool = json!({"name": "t", "inputSchema": {"type": "object", "properties": {
+        "priority": {"type": "integer", "x-mcp-header": "Priority"},
+        "region": {"type": ["string", "null"], "x-mcp-header": "Region"}
+    }}});
+    let (client, log) = FakeHttp::client(ClientBuilder::new(), move |req| {
+        match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([tool.clone()]), 60_000))],
+            _ => vec![result(req, text_result("ok"))],
+        }
+    });
+    for big in [
+        json!(9_007_199_254_740_992_u64),
+        json!(-9_007_199_254_740_992_i64),
+    ] {
+        let err = client
+            .call_tool("t", json!({"priority": big}))
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(&err, ClientError::InvalidArgument { parameter, .. } if parameter == "priority"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("2^53"), "{err}");
+    }
+    assert!(requests(&log, "tools/call").is_empty(), "nothing was sent");
+    // The largest safe integer, and a null for the nullable parameter
+    // (no header), are fine.
+    client
+        .call_tool(
+            "t",
+            json!({"priority": 9_007_199_254_740_991_u64, "region": null}),
+        )
+        .await
+        .expect("safe");
+    client
+        .call_tool("t", json!({"region": "eu"}))
+        .await
+        .expect("nullable with a value");
+    let calls = requests(&log, "tools/call");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(
+        calls[0]["headers"]["Mcp-Param-Priority"],
+        "9007199254740991"
+    );
+    assert!(calls[0]["headers"].get("Mcp-Param-Region").is_none());
+    assert_eq!(calls[1]["headers"]["Mcp-Param-Region"], "eu");
+}

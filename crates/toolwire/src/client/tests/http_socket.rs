@@ -169,8 +169,8 @@ async fn errors_are_typed() {
         .expect_err("unknown tool");
     assert_eq!(err.rpc().map(|e| e.code.0), Some(-32602), "{err}");
     let err = ClientBuilder::new()
-        .connect_http("https://localhost/mcp")
-        .expect_err("no TLS");
+        .connect_http("ftp://localhost/mcp")
+        .expect_err("not HTTP");
     assert!(matches!(err, ClientError::InvalidUrl(_)), "{err}");
     let dead = ClientBuilder::new()
         .connect_http("http://127.0.0.1:9/mcp")

@@ -255,15 +255,30 @@ async fn structured_content_is_checked_against_the_output_schema() {
             .expect_err("invalid");
         assert!(matches!(err, ClientError::OutputSchema { .. }), "{err}");
     }
-    // A network $ref is never fetched, so the schema cannot be used.
+    // A network $ref is never fetched, so the schema cannot be used: the
+    // tool is dropped at list time and never called.
+    let listed: Vec<String> = c
+        .list_tools()
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(listed, ["typed"]);
     let err = c
         .call_tool("remote", json!({"out": {"p": 1}}))
         .await
         .expect_err("rejected");
-    let ClientError::OutputSchema { message, .. } = err else {
-        panic!("expected an output schema error")
+    let ClientError::InvalidTool { reason, .. } = err else {
+        panic!("expected an invalid tool error")
     };
-    assert!(message.contains("cannot be used"), "{message}");
+    assert!(reason.contains("outputSchema cannot be used"), "{reason}");
+    let called: Vec<Value> = fake
+        .requests("tools/call")
+        .iter()
+        .map(|r| r["params"]["name"].clone())
+        .collect();
+    assert!(!called.contains(&json!("remote")), "{called:?}");
 }
 
 #[tokio::test]
@@ -486,4 +501,53 @@ async fn a_graceful_close_ends_the_subscription() {
         .await
         .expect("listen");
     assert!(sub.next().await.is_none());
+}
+
+/// A child that ignores the end of its input; on SIGTERM it writes
+/// `marker` and exits, unless `ignore_term`.
+#[cfg(unix)]
+fn stubborn_child(marker: &std::path::Path, ignore_term: bool) -> tokio::process::Command {
+    let trap = if ignore_term {
+        "trap '' TERM".to_owned()
+    } else {
+        format!("trap 'echo term > {}; exit 0' TERM", marker.display())
+    };
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.args([
+        "-c",
+        &format!("{trap}; exec 0</dev/null; while true; do sleep 0.05; done"),
+    ]);
+    cmd
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn close_escalates_from_sigterm_to_sigkill() {
+    for ignore_term in [false, true] {
+        let marker = std::env::temp_dir().join(format!(
+            "toolwire-term-{}-{ignore_term}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&marker);
+        let client = ClientBuilder::new()
+            .spawn(stubborn_child(&marker, ignore_term))
+            .expect("spawn");
+        let started = std::time::Instant::now();
+        tokio::time::timeout(Duration::from_secs(15), client.close())
+            .await
+            .expect("close ends")
+            .expect("close");
+        let took = started.elapsed();
+        // Stdin closed, a grace, then SIGTERM (which ends the first child),
+        // and for the second a second grace and SIGKILL.
+        assert!(took >= Duration::from_secs(2), "{took:?}");
+        if ignore_term {
+            assert!(took >= Duration::from_secs(4), "{took:?}");
+            assert!(!marker.exists());
+        } else {
+            assert!(took < Duration::from_secs(4), "{took:?}");
+            assert_eq!(std::fs::read_to_string(&marker).expect("marker"), "term\n");
+            let _ = std::fs::remove_file(&marker);
+        }
+    }
 }

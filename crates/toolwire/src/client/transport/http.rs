@@ -2,8 +2,17 @@
 //! reply is one `application/json` message or a `text/event-stream` of
 //! notifications ending with the response.
 //!
-//! Plain `http://` only for now: there is no TLS connector yet, so an
-//! `https://` URL is refused when the client is built.
+//! `http://` and `https://` (rustls, see `tls.rs`; HTTP/2 when the server
+//! offers it over ALPN).
+//!
+//! A legacy (2025) session adds state: the `Mcp-Session-Id` the
+//! `initialize` reply assigns travels on every later message, a GET stream
+//! carries the server's own requests and notifications (reopened with
+//! `Last-Event-ID` when it ends and the server gave event ids), the server's
+//! requests found on any stream go to the client's inbound sink, and `close`
+//! ends the session with DELETE. Spec (2025-11-25):
+//! basic/transports.mdx#session-management,
+//! #listening-for-messages-from-the-server.
 //!
 //! Dropping an exchange drops the response body or the pending response,
 //! which closes the connection; the server takes that as cancellation.
@@ -11,7 +20,9 @@
 //! Spec: basic/transports/streamable-http.mdx
 
 use super::sse::SseParser;
-use super::{Exchange, Incoming, Outgoing, Transport, TransportKind};
+use super::{
+    Decoded, Exchange, InboundSink, Incoming, Outgoing, Transport, TransportKind, decode_any,
+};
 use crate::client::error::ClientError;
 use bytes::{Bytes, BytesMut};
 use futures_util::future::BoxFuture;
@@ -20,41 +31,59 @@ use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::collections::VecDeque;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
+
+/// The legacy session header.
+const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
+/// The protocol version header (sent on legacy GET, DELETE and posts).
+const VERSION_HEADER: HeaderName = HeaderName::from_static("mcp-protocol-version");
+/// How often the legacy GET stream is reopened after it ends, at most.
+const STREAM_RETRIES: u32 = 5;
+/// How long the handshake waits for the legacy GET stream to open.
+const STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
 /// The largest single JSON reply or SSE event accepted, in bytes.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
 const ERROR_BODY_PREVIEW: usize = 512;
 
+type Hyper = HyperClient<super::tls::Connector, Full<Bytes>>;
+
 pub(crate) struct HttpTransport {
-    client: HyperClient<HttpConnector, Full<Bytes>>,
+    client: Hyper,
     uri: Uri,
     authorization: RwLock<Option<HeaderValue>>,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
+    /// The legacy session id, once `initialize` assigned one.
+    session: Arc<RwLock<Option<HeaderValue>>>,
+    /// The legacy protocol version header, once negotiated.
+    legacy_version: RwLock<Option<HeaderValue>>,
+    inbound: InboundSink,
+    /// The legacy GET stream's reader.
+    stream: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl HttpTransport {
     /// A transport for the MCP endpoint at `url`, sending `extra_headers`
     /// on every request.
-    pub(crate) fn new(url: &str, extra_headers: &[(String, String)]) -> Result<Self, ClientError> {
+    pub(crate) fn new(
+        url: &str,
+        extra_headers: &[(String, String)],
+        extra_cas: &[Vec<u8>],
+    ) -> Result<Self, ClientError> {
         let uri: Uri = url
             .parse()
             .map_err(|e| ClientError::InvalidUrl(format!("{url:?}: {e}")))?;
         match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => {
-                return Err(ClientError::InvalidUrl(format!(
-                    "{url:?}: https is not supported yet (toolwire's HTTP client has no TLS); use http://"
-                )));
-            }
+            Some("http" | "https") => {}
             _ => {
                 return Err(ClientError::InvalidUrl(format!(
-                    "{url:?}: expected an http:// URL"
+                    "{url:?}: expected an http:// or https:// URL"
                 )));
             }
         }
@@ -71,30 +100,58 @@ impl HttpTransport {
                 Ok((name, value))
             })
             .collect::<Result<_, ClientError>>()?;
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+        let connector = super::tls::connector(uri.scheme_str() == Some("https"), extra_cas)?;
         let client = HyperClient::builder(TokioExecutor::new()).build(connector);
         Ok(Self {
             client,
             uri,
             authorization: RwLock::new(None),
             extra_headers,
+            session: Arc::default(),
+            legacy_version: RwLock::new(None),
+            inbound: InboundSink::default(),
+            stream: Mutex::new(None),
         })
     }
 
-    fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+    /// A request that got no response: a TLS refusal explained, or the
+    /// connection error's chain.
+    fn failed(&self, e: &hyper_util::client::legacy::Error) -> ClientError {
+        let host = self.uri.host().unwrap_or_default();
+        match super::tls::explain(e, host) {
+            Some(why) => ClientError::Tls(why),
+            None => ClientError::Transport(format!("{}: {}", self.uri, connect_error(e))),
+        }
+    }
+
+    fn session(&self) -> Option<HeaderValue> {
+        self.session.read().ok().and_then(|s| s.clone())
+    }
+
+    /// A request to the endpoint with the headers every message carries:
+    /// the configured ones, credentials, and the legacy session's.
+    fn base(&self, method: Method, accept: &'static str) -> http::request::Builder {
         let mut builder = Request::builder()
-            .method(Method::POST)
+            .method(method)
             .uri(self.uri.clone())
-            // Spec: basic/transports/streamable-http.mdx#sending-messages
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream");
+            .header(ACCEPT, accept);
         for (name, value) in &self.extra_headers {
             builder = builder.header(name, value);
         }
         if let Some(auth) = self.authorization.read().ok().and_then(|a| a.clone()) {
             builder = builder.header(AUTHORIZATION, auth);
         }
+        if let Some(session) = self.session() {
+            builder = builder.header(SESSION_HEADER, session);
+        }
+        builder
+    }
+
+    fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
+        // Spec: basic/transports/streamable-http.mdx#sending-messages
+        let mut builder = self
+            .base(Method::POST, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
         for (name, value) in &request.headers {
             let name = HeaderName::try_from(name.as_str())
                 .map_err(|e| ClientError::Protocol(format!("header name {name:?}: {e}")))?;
@@ -128,10 +185,25 @@ impl Transport for HttpTransport {
     fn send(&self, request: Outgoing) -> BoxFuture<'_, Result<Box<dyn Exchange>, ClientError>> {
         Box::pin(async move {
             let req = self.build(&request)?;
-            let response = self.client.request(req).await.map_err(|e| {
-                ClientError::Transport(format!("{}: {}", self.uri, connect_error(&e)))
-            })?;
+            let had_session = self.session().is_some();
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.failed(&e))?;
             let status = response.status();
+            // Spec (2025-11-25): basic/transports.mdx#session-management — a
+            // 404 to a request with a session id means the session is gone.
+            if had_session && status == StatusCode::NOT_FOUND {
+                return Err(ClientError::SessionExpired);
+            }
+            if request.initialize
+                && status.is_success()
+                && let Some(id) = response.headers().get(SESSION_HEADER)
+                && let Ok(mut s) = self.session.write()
+            {
+                *s = Some(id.clone());
+            }
             let content_type = response
                 .headers()
                 .get(CONTENT_TYPE)
@@ -148,6 +220,7 @@ impl Transport for HttpTransport {
             if status.is_success() && content_type == "text/event-stream" {
                 return Ok(Box::new(SseExchange {
                     id: request.id,
+                    inbound: self.inbound.clone(),
                     body,
                     parser: SseParser::new(MAX_MESSAGE_BYTES),
                     queue: VecDeque::new(),
@@ -158,6 +231,226 @@ impl Transport for HttpTransport {
             let message = single_message(&self.uri, status, &content_type, &bytes)?;
             Ok(Box::new(OneShot(Some(message))) as Box<dyn Exchange>)
         })
+    }
+
+    fn inbound(&self) -> Option<InboundSink> {
+        Some(self.inbound.clone())
+    }
+
+    fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let mut builder = self
+                .base(Method::POST, "application/json, text/event-stream")
+                .header(CONTENT_TYPE, "application/json");
+            if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let req = builder
+                .body(Full::new(body))
+                .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            let had_session = self.session().is_some();
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.failed(&e))?;
+            let status = response.status();
+            if had_session && status == StatusCode::NOT_FOUND {
+                return Err(ClientError::SessionExpired);
+            }
+            let bytes = read_body(response.into_body()).await?;
+            if status.is_success() {
+                return Ok(());
+            }
+            Err(ClientError::Http {
+                status: status.as_u16(),
+                body: preview(&bytes),
+            })
+        })
+    }
+
+    fn start_legacy_session(&self, version: Option<String>) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let version = version.and_then(|v| HeaderValue::try_from(v).ok());
+            if let Ok(mut v) = self.legacy_version.write() {
+                v.clone_from(&version);
+            }
+            let mut builder = self.base(Method::GET, "text/event-stream");
+            if let Some(v) = version {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let Ok(request) = builder.body(Full::new(Bytes::new())) else {
+                return;
+            };
+            // Wait until the stream is open (or refused): a server may send
+            // a request that is not tied to a POST (an elicitation, say) on
+            // it as soon as the client calls a tool, and drop it if there
+            // is no stream yet.
+            let (parts, _) = request.into_parts();
+            let first =
+                tokio::time::timeout(STREAM_OPEN_WAIT, open_stream(&self.client, &parts, None))
+                    .await
+                    .unwrap_or(StreamOpen::Failed);
+            if let StreamOpen::Refused = first {
+                return;
+            }
+            let task = tokio::spawn(server_stream(
+                self.client.clone(),
+                parts,
+                first,
+                self.inbound.clone(),
+            ));
+            if let Ok(mut s) = self.stream.lock()
+                && let Some(old) = s.replace(task)
+            {
+                old.abort();
+            }
+        })
+    }
+
+    fn session_id(&self) -> Option<String> {
+        self.session()
+            .and_then(|s| s.to_str().ok().map(str::to_owned))
+    }
+
+    fn reset_session(&self) {
+        if let Ok(mut s) = self.session.write() {
+            *s = None;
+        }
+        if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+            task.abort();
+        }
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
+                task.abort();
+            }
+            if self.session().is_none() {
+                return Ok(());
+            }
+            // Spec (2025-11-25): basic/transports.mdx#session-management —
+            // a client that no longer needs the session SHOULD DELETE it.
+            let mut builder = self.base(Method::DELETE, "application/json");
+            if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
+                builder = builder.header(VERSION_HEADER, v);
+            }
+            let req = builder
+                .body(Full::new(Bytes::new()))
+                .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            if let Ok(mut s) = self.session.write() {
+                *s = None;
+            }
+            match self.client.request(req).await {
+                // 405: the server does not let clients end sessions.
+                Ok(r) => tracing::debug!("DELETE of the session: {}", r.status()),
+                Err(e) => tracing::debug!("DELETE of the session failed: {}", connect_error(&e)),
+            }
+            Ok(())
+        })
+    }
+}
+
+/// How one attempt to open the legacy GET stream went.
+enum StreamOpen {
+    Open(Body),
+    /// The server offers no stream (405, or another refusal).
+    Refused,
+    /// The connection failed; worth another try.
+    Failed,
+}
+
+async fn open_stream(
+    client: &Hyper,
+    parts: &http::request::Parts,
+    last_event_id: Option<&str>,
+) -> StreamOpen {
+    let mut req = Request::from_parts(parts.clone(), Full::new(Bytes::new()));
+    // Spec (2025-11-25): basic/transports.mdx#resumability-and-redelivery —
+    // resume after the last event the server gave an id.
+    if let Some(v) = last_event_id.and_then(|id| HeaderValue::try_from(id).ok()) {
+        req.headers_mut()
+            .insert(HeaderName::from_static("last-event-id"), v);
+    }
+    match client.request(req).await {
+        Ok(r) if r.status().is_success() => StreamOpen::Open(r.into_body()),
+        Ok(r) => {
+            tracing::debug!("no legacy GET stream: {}", r.status());
+            StreamOpen::Refused
+        }
+        Err(e) => {
+            tracing::debug!("the legacy GET stream failed: {}", connect_error(&e));
+            StreamOpen::Failed
+        }
+    }
+}
+
+/// Reads the legacy GET stream into the inbound sink, reopening it a few
+/// times when it ends; a 405 (or any refusal) means the server offers none.
+// Spec (2025-11-25): basic/transports.mdx#listening-for-messages-from-the-server
+async fn server_stream(
+    client: Hyper,
+    parts: http::request::Parts,
+    first: StreamOpen,
+    inbound: InboundSink,
+) {
+    let mut next = Some(first);
+    let mut last_event_id: Option<String> = None;
+    for attempt in 0..=STREAM_RETRIES {
+        let opened = match next.take() {
+            Some(o) => o,
+            None => {
+                tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
+                open_stream(&client, &parts, last_event_id.as_deref()).await
+            }
+        };
+        let mut body = match opened {
+            StreamOpen::Open(body) => body,
+            StreamOpen::Refused => return,
+            StreamOpen::Failed => continue,
+        };
+        let mut parser = SseParser::new(MAX_MESSAGE_BYTES);
+        while let Some(Ok(frame)) = body.frame().await {
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let Ok(events) = parser.push(&data) else {
+                break;
+            };
+            for event in events {
+                match decode_any(&event) {
+                    Ok(Decoded::Request(r)) => inbound.deliver(r),
+                    Ok(Decoded::Message(Incoming::Notification { method, params }, _)) => {
+                        inbound.deliver(super::Inbound::Notification { method, params });
+                    }
+                    Ok(Decoded::Message(Incoming::Response(_), id)) => {
+                        tracing::debug!("ignoring a response to {id:?} on the GET stream");
+                    }
+                    Err(e) => tracing::warn!("ignoring an event on the GET stream: {e}"),
+                }
+            }
+            if let Some(id) = parser.last_event_id() {
+                last_event_id = Some(id.to_owned());
+            }
+        }
+    }
+}
+
+fn preview(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut body: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
+    if body.len() < text.len() {
+        body.push('…');
+    }
+    body
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        if let Some(task) = self.stream.get_mut().ok().and_then(Option::take) {
+            task.abort();
+        }
     }
 }
 
@@ -198,7 +491,8 @@ fn single_message(
 ) -> Result<Incoming, ClientError> {
     let looks_json = content_type == "application/json"
         || (content_type.is_empty() && bytes.trim_ascii_start().first() == Some(&b'{'));
-    if looks_json && let Ok((incoming, _)) = Incoming::decode(bytes) {
+    let decoded = looks_json.then(|| Incoming::decode(bytes));
+    if let Some(Ok((incoming, _))) = decoded {
         return match incoming {
             Incoming::Response(_) => Ok(incoming),
             Incoming::Notification { method, .. } => Err(ClientError::Protocol(format!(
@@ -207,16 +501,19 @@ fn single_message(
         };
     }
     if !status.is_success() {
-        let text = String::from_utf8_lossy(bytes);
-        let mut body: String = text.chars().take(ERROR_BODY_PREVIEW).collect();
-        if body.len() < text.len() {
-            body.push('…');
-        }
         return Err(ClientError::Http {
             url: uri.to_string(),
             status: status.as_u16(),
-            body,
+            body: preview(bytes),
         });
+    }
+    if content_type == "application/json"
+        && let Some(Err(e)) = decoded
+    {
+        // The type is right; the body is what is wrong.
+        return Err(ClientError::Protocol(format!(
+            "the reply is not a JSON-RPC message: {e}"
+        )));
     }
     if status == StatusCode::ACCEPTED {
         return Err(ClientError::Protocol(
@@ -238,6 +535,7 @@ impl Exchange for OneShot {
 
 struct SseExchange {
     id: RequestId,
+    inbound: InboundSink,
     body: Body,
     parser: SseParser,
     queue: VecDeque<Vec<u8>>,
@@ -247,8 +545,13 @@ struct SseExchange {
 impl SseExchange {
     /// Decodes one event; `None` for events to skip.
     fn decode(&mut self, data: &[u8]) -> Option<Result<Incoming, ClientError>> {
-        match Incoming::decode(data) {
-            Ok((Incoming::Response(outcome), id)) => {
+        match decode_any(data) {
+            // A legacy server asks its questions on the request's stream.
+            Ok(Decoded::Request(r)) => {
+                self.inbound.deliver(r);
+                None
+            }
+            Ok(Decoded::Message(Incoming::Response(outcome), id)) => {
                 // Spec: basic/transports/streamable-http.mdx — the final
                 // response terminates the request's stream.
                 if id.is_some() && id.as_ref() != Some(&self.id) {
@@ -258,7 +561,7 @@ impl SseExchange {
                 self.done = true;
                 Some(Ok(Incoming::Response(outcome)))
             }
-            Ok((n @ Incoming::Notification { .. }, _)) => Some(Ok(n)),
+            Ok(Decoded::Message(n @ Incoming::Notification { .. }, _)) => Some(Ok(n)),
             Err(e) => {
                 tracing::warn!("ignoring an event on the stream of {}: {e}", self.id);
                 None
@@ -306,5 +609,111 @@ impl Exchange for SseExchange {
                 }
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    /// A server whose GET stream sends one notification with an id and
+    /// ends; the second GET's `Last-Event-ID` is reported.
+    #[tokio::test]
+    async fn the_legacy_get_stream_resumes_with_last_event_id() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (seen_tx, mut seen_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        tokio::spawn(async move {
+            for n in 0..2 {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    let Ok(read) = sock.read(&mut buf).await else {
+                        return;
+                    };
+                    if read == 0 {
+                        return;
+                    }
+                    head.extend_from_slice(&buf[..read]);
+                }
+                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let resumed = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("last-event-id: "))
+                    .unwrap_or("(none)")
+                    .to_owned();
+                let _ = seen_tx.send(resumed);
+                let event = format!(
+                    "id: ev-{n}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}}\n\n"
+                );
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{event}",
+                    event.len()
+                );
+                let _ = sock.write_all(reply.as_bytes()).await;
+            }
+        });
+        let transport =
+            HttpTransport::new(&format!("http://{addr}/mcp"), &[], &[]).expect("transport");
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        transport.inbound.install(tx);
+        transport
+            .start_legacy_session(Some("2025-11-25".into()))
+            .await;
+        assert_eq!(seen_rx.recv().await.expect("first GET"), "(none)");
+        let resumed = tokio::time::timeout(std::time::Duration::from_secs(5), seen_rx.recv())
+            .await
+            .expect("a second GET in time")
+            .expect("second GET");
+        assert_eq!(resumed, "ev-0");
+        let Some(super::super::Inbound::Notification { method, .. }) = rx.recv().await else {
+            panic!("the notification reached the sink");
+        };
+        assert_eq!(method, "notifications/tools/list_changed");
+    }
+
+    #[test]
+    fn a_json_reply_that_is_not_json_blames_the_body_not_the_type() {
+        let err =
+            single_message(StatusCode::OK, "application/json", b"{not json").expect_err("invalid");
+        let text = err.to_string();
+        assert!(text.contains("not a JSON-RPC message"), "{text}");
+        assert!(!text.contains("content type"), "{text}");
+    }
+
+    #[test]
+    fn other_replies_keep_their_meaning() {
+        let err = single_message(StatusCode::OK, "text/html", b"<html>").expect_err("type");
+        assert!(
+            err.to_string().contains("content type \"text/html\""),
+            "{err}"
+        );
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no"}}"#;
+        let Ok(Incoming::Response(Err(e))) =
+            single_message(StatusCode::BAD_REQUEST, "application/json", body)
+        else {
+            panic!("a JSON-RPC error on a 400 is the server's answer");
+        };
+        assert_eq!(e.code.0, -32022);
+        let body =
+            br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}"#;
+        let Ok(Incoming::Response(Err(e))) =
+            single_message(StatusCode::BAD_REQUEST, "application/json", body)
+        else {
+            panic!("an error with a null id is still a JSON-RPC error");
+        };
+        assert_eq!(e.code.0, -32000);
+        let err = single_message(StatusCode::NOT_FOUND, "text/plain", b"Not Found")
+            .expect_err("HTTP error");
+        assert!(
+            matches!(err, ClientError::Http { status: 404, .. }),
+            "{err}"
+        );
     }
 }

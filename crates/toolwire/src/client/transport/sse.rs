@@ -24,6 +24,8 @@ pub(crate) struct SseParser {
     event: Option<String>,
     /// The largest event accepted, in bytes.
     limit: usize,
+    /// The last `id` seen: where a legacy stream resumes (`Last-Event-ID`).
+    last_id: Option<String>,
 }
 
 /// Why the stream cannot be decoded.
@@ -38,6 +40,11 @@ impl SseParser {
             limit,
             ..Self::default()
         }
+    }
+
+    /// The last event id the stream gave, if any.
+    pub(crate) fn last_event_id(&self) -> Option<&str> {
+        self.last_id.as_deref()
     }
 
     /// Feeds bytes; returns the data of every event they complete.
@@ -94,8 +101,12 @@ impl SseParser {
                 self.has_data = true;
             }
             b"event" => self.event = Some(String::from_utf8_lossy(value).into_owned()),
-            // `id` and `retry` do not matter: streams are not resumable at
-            // 2026-07-28.
+            // Streams are not resumable at 2026-07-28, but legacy ones are.
+            // An id containing NUL is ignored (HTML event-stream rules).
+            b"id" if !value.contains(&0) => {
+                self.last_id = Some(String::from_utf8_lossy(value).into_owned());
+            }
+            // `retry` does not matter.
             _ => {}
         }
         None
@@ -137,6 +148,16 @@ mod tests {
             b"event: message\ndata: yes\n\n",
         ]);
         assert_eq!(got, ["yes"]);
+    }
+
+    #[test]
+    fn the_last_event_id_is_kept() {
+        let mut p = SseParser::new(1 << 20);
+        assert_eq!(p.last_event_id(), None);
+        p.push(b"id: 1\ndata: a\n\nid: 2\ndata: b\n\n").expect("ok");
+        assert_eq!(p.last_event_id(), Some("2"));
+        p.push(b"id: x\0y\ndata: c\n\n").expect("ok");
+        assert_eq!(p.last_event_id(), Some("2"));
     }
 
     #[test]

@@ -12,7 +12,10 @@
 //!
 //! Spec: basic/transports/stdio.mdx
 
-use super::{Exchange, Incoming, Outgoing, Transport, TransportKind};
+use super::{
+    Decoded, Exchange, Inbound, InboundSink, Incoming, Outgoing, Transport, TransportKind,
+    decode_any,
+};
 use crate::client::error::ClientError;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -37,8 +40,10 @@ use toolwire_proto::{RequestId, encode_notification};
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// How long `close` waits for the child to exit after its stdin closed,
-/// before killing it.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// before sending SIGTERM.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+/// How long `close` waits after SIGTERM before SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(2);
 
 struct Pending {
     tx: mpsc::UnboundedSender<Result<Incoming, ClientError>>,
@@ -51,6 +56,8 @@ struct Routes {
     pending: HashMap<RequestId, Pending>,
     /// Set when the reader has stopped: no more messages will come.
     closed: Option<String>,
+    /// Requests from the server, and notifications no request waits for.
+    inbound: InboundSink,
 }
 
 type Shared = Arc<Mutex<Routes>>;
@@ -154,6 +161,20 @@ impl Transport for StdioTransport {
         })
     }
 
+    fn inbound(&self) -> Option<InboundSink> {
+        self.routes.lock().ok().map(|r| r.inbound.clone())
+    }
+
+    fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
+        Box::pin(async move {
+            let Some(out) = self.sender() else {
+                return Err(ClientError::Transport("the client is closed".into()));
+            };
+            out.send(body)
+                .map_err(|_| ClientError::Transport("the server's stdin is closed".into()))
+        })
+    }
+
     fn close(&self) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
             // Spec: basic/transports/stdio.mdx#shutdown — close the input,
@@ -165,18 +186,50 @@ impl Transport for StdioTransport {
             }
             let mut child = self.child.lock().await;
             if let Some(child) = child.as_mut() {
-                match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-                    Ok(status) => report_exit(status.map_err(|e| e.to_string())),
-                    Err(_) => {
-                        tracing::warn!(
-                            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; killing it"
-                        );
-                        let _ = child.kill().await;
-                    }
-                }
+                shut_down(child).await;
             }
             Ok(())
         })
+    }
+}
+
+/// Waits for the child after its stdin closed; then SIGTERM, a wait, and
+/// SIGKILL.
+// Spec: basic/transports/stdio.mdx#shutdown — forced termination escalates
+// from SIGTERM to SIGKILL.
+async fn shut_down(child: &mut Child) {
+    if exited(child, EXIT_GRACE).await {
+        return;
+    }
+    #[cfg(unix)]
+    {
+        tracing::warn!(
+            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; sending SIGTERM"
+        );
+        // The pid is still ours: the child has not been reaped.
+        let pid = child
+            .id()
+            .and_then(|id| i32::try_from(id).ok())
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = pid
+            && rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_ok()
+            && exited(child, TERM_GRACE).await
+        {
+            return;
+        }
+    }
+    tracing::warn!("the server is still running; killing it");
+    let _ = child.kill().await;
+}
+
+/// Whether the child exits within `grace`.
+async fn exited(child: &mut Child, grace: Duration) -> bool {
+    match tokio::time::timeout(grace, child.wait()).await {
+        Ok(status) => {
+            report_exit(status.map_err(|e| e.to_string()));
+            true
+        }
+        Err(_) => false,
     }
 }
 
@@ -287,8 +340,15 @@ fn close_routes(routes: &Shared, reason: String) {
 }
 
 fn route(routes: &Shared, line: &[u8]) {
-    let (incoming, id) = match Incoming::decode(line) {
-        Ok(decoded) => decoded,
+    let (incoming, id) = match decode_any(line) {
+        Ok(Decoded::Message(incoming, id)) => (incoming, id),
+        Ok(Decoded::Request(request)) => {
+            let sink = routes.lock().map(|r| r.inbound.clone());
+            if let Ok(sink) = sink {
+                sink.deliver(request);
+            }
+            return;
+        }
         Err(e) => {
             tracing::warn!("ignoring a message from the server: {e}");
             return;
@@ -319,7 +379,12 @@ fn route(routes: &Shared, line: &[u8]) {
                 None if method == LoggingMessageNotification::METHOD => {
                     tracing::info!(target: "toolwire::client::server_log", params = ?params, "server log message");
                 }
-                None => tracing::debug!("dropping a {method} notification no request waits for"),
+                None => {
+                    let Incoming::Notification { method, params } = incoming else {
+                        return;
+                    };
+                    r.inbound.deliver(Inbound::Notification { method, params });
+                }
             }
         }
     }

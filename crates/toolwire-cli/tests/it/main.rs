@@ -1,6 +1,7 @@
 //! End-to-end tests of the `toolwire` binary.
 
 mod client;
+mod demo_inputs;
 mod listen;
 mod mrtr;
 mod stdio;

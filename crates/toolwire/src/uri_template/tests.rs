@@ -48,7 +48,9 @@ fn simple_values_are_percent_encoded_and_decoded() {
         tpl.match_uri("x:Hello%20World%21"),
         Some(vars(&[("v", "Hello World!")]))
     );
-    assert_eq!(tpl.match_uri("x:%C3%A9%2F"), Some(vars(&[("v", "é/")])));
+    assert_eq!(tpl.match_uri("x:%C3%A9%2A"), Some(vars(&[("v", "é*")])));
+    // A `/` is never a simple value's, escaped or not.
+    assert_eq!(tpl.match_uri("x:%C3%A9%2F"), None);
     // Not UTF-8 once decoded, or a raw reserved character.
     assert_eq!(tpl.match_uri("x:%FF"), None);
     assert_eq!(tpl.match_uri("x:a b"), None);
@@ -127,7 +129,7 @@ fn operators_match_back_to_their_values() {
         ("x:/s{?q}", "x:/s?q=", &[("q", "")]),
         ("x:{;a,b}", "x:;a=1;b", &[("a", "1"), ("b", "")]),
         ("x:{#frag}", "x:#a/b,c", &[("frag", "a/b,c")]),
-        ("x:/{a}/{b}", "x:/%2F/%25", &[("a", "/"), ("b", "%")]),
+        ("x:/{a}/{b}", "x:/%2A/%25", &[("a", "*"), ("b", "%")]),
     ];
     for (template, uri, want) in cases {
         assert_eq!(
@@ -142,6 +144,73 @@ fn operators_match_back_to_their_values() {
         t("x:{var:3}").match_uri("x:val"),
         Some(vars(&[("var", "val")]))
     );
+}
+
+/// Issue 14: `test://template/..%2F..%2Fetc/data` reached the handler with
+/// `id = "../../etc"`. A value that stands for one path segment never
+/// decodes to a `/` and is never a dot segment; the other operators keep
+/// what RFC 6570 gives them (see the module docs).
+#[test]
+fn one_segment_values_never_hold_a_slash_or_a_dot_segment() {
+    let tpl = t("test://template/{id}/data");
+    for uri in [
+        "test://template/..%2F..%2Fetc/data",
+        "test://template/..%2f..%2fetc/data",
+        "test://template/%2F/data",
+        "test://template/a%2Fb/data",
+        "test://template/../data",
+        "test://template/./data",
+        "test://template/%2E%2E/data",
+        "test://template/.%2e/data",
+        "test://template/%2E/data",
+    ] {
+        assert_eq!(tpl.match_uri(uri), None, "{uri}");
+    }
+    // Dots are fine when the value is more than a dot segment.
+    for (uri, id) in [
+        ("test://template/.../data", "..."),
+        ("test://template/..a/data", "..a"),
+        ("test://template/.hidden/data", ".hidden"),
+        ("test://template/%2E%2E%2E/data", "..."),
+        ("test://template/a%5Cb/data", "a\\b"),
+    ] {
+        assert_eq!(tpl.match_uri(uri), Some(vars(&[("id", id)])), "{uri}");
+    }
+    // {/x}, {.x} and {;x} are path segments too.
+    assert_eq!(t("x:{/a}").match_uri("x:/..%2Fetc"), None);
+    assert_eq!(t("x:{/a}").match_uri("x:/.."), None);
+    assert_eq!(
+        t("x:{/a,b}").match_uri("x:/a/b"),
+        Some(vars(&[("a", "a"), ("b", "b")]))
+    );
+    assert_eq!(t("x:f{.a}").match_uri("x:f.a%2Fb"), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a=%2F"), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a=.."), None);
+    // Query values are not path segments: they may hold `/` and be `..`.
+    assert_eq!(
+        t("x:/s{?q}").match_uri("x:/s?q=..%2Fetc"),
+        Some(vars(&[("q", "../etc")]))
+    );
+    assert_eq!(
+        t("x:/s{?p}{&q}").match_uri("x:/s?p=..&q=%2F"),
+        Some(vars(&[("p", ".."), ("q", "/")]))
+    );
+    // {+x} and {#x} are not decoded: the escape stays as written.
+    assert_eq!(
+        t("x:/{+p}").match_uri("x:/..%2F../etc"),
+        Some(vars(&[("p", "..%2F../etc")]))
+    );
+    assert_eq!(
+        t("x:{#f}").match_uri("x:#../a%2Fb"),
+        Some(vars(&[("f", "../a%2Fb")]))
+    );
+    // A later {+x} may take the escape the simple value cannot.
+    assert_eq!(
+        t("x:{a}{+b}").match_uri("x:a%2Fb"),
+        Some(vars(&[("a", "a"), ("b", "%2Fb")]))
+    );
+    // The prefix modifier counts the escape as one character.
+    assert_eq!(t("x:{a:2}").match_uri("x:a%2F"), None);
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod client;
 mod headers;
 mod legacy;
 mod listen;
+mod resources;
 mod status;
 mod stream;
 

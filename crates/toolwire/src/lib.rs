@@ -43,6 +43,9 @@ mod bus;
 mod client;
 mod completion;
 mod context;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod legacy;
 mod mrtr;
 mod prompt;

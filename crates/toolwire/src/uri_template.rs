@@ -350,7 +350,9 @@ impl UriTemplate {
     /// `{&var}` are percent-decoded (and must be UTF-8); values matched by
     /// `{+var}` and `{#var}` are returned as written. A value of `{var}`,
     /// `{.var}`, `{/var}` or `{;var}` never holds a `/` and is never `.` or
-    /// `..` (see the module docs). A variable that takes
+    /// `..` (see the module docs). A prefix modifier (`{var:3}`) bounds
+    /// the value's characters: decoded ones, or for `{+var}` and `{#var}`
+    /// the text as written (where an escape is three). A variable that takes
     /// no part in the URI (for example an absent query parameter) is not in
     /// the map. When several matches are possible, earlier variables take as
     /// much as they can.
@@ -680,13 +682,19 @@ impl<'a> Matcher<'a> {
             ends.push(start);
         }
         let mut q = start;
-        let mut units = 0;
-        // Whether every unit so far is a `.` (written or escaped).
+        // Characters of the value so far, as the prefix modifier counts
+        // them: a decoded value's characters (an escaped UTF-8 sequence is
+        // one), or the text as written for `{+x}` and `{#x}` (an escape is
+        // three), so that the value matched expands back to the same text.
+        let mut chars = 0;
+        // Whether every character so far is a `.` (written or escaped).
         let mut dots = true;
         let limit = var.prefix.unwrap_or(usize::MAX);
-        while units < limit && q < self.s.len() {
+        let escape_at =
+            |q: usize| is_pct_at(self.s, q).then(|| hex_byte(self.s[q + 1], self.s[q + 2]));
+        while q < self.s.len() {
             let c = self.s[q];
-            let escaped = is_pct_at(self.s, q).then(|| hex_byte(self.s[q + 1], self.s[q + 2]));
+            let escaped = escape_at(q);
             let unit = match escaped {
                 // A decoded `/` ends a one-segment value here.
                 Some(b'/') if one_segment => break,
@@ -694,11 +702,24 @@ impl<'a> Matcher<'a> {
                 None if is_unreserved(c) || (allow_reserved && is_reserved(c)) => c,
                 None => break,
             };
+            let weight = match escaped {
+                Some(_) if allow_reserved => 3,
+                // A UTF-8 continuation byte is part of the previous character.
+                Some(b) if (0x80..0xC0).contains(&b) => 0,
+                _ => 1,
+            };
+            if chars + weight > limit {
+                break;
+            }
             q += if escaped.is_some() { 3 } else { 1 };
-            units += 1;
+            chars += weight;
             dots &= unit == b'.';
+            // A decoded value does not end inside a UTF-8 sequence.
+            let mid_char =
+                !allow_reserved && escape_at(q).is_some_and(|b| (0x80..0xC0).contains(&b));
             // `.` and `..` are dot segments, never one segment's value.
-            if !(one_segment && dots && units <= 2) {
+            let dot_segment = one_segment && dots && chars <= 2;
+            if !(mid_char || dot_segment) {
                 ends.push(q);
             }
         }

@@ -304,3 +304,39 @@ fn matching_pathological_input_stays_fast() {
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(tpl.match_uri(&"a".repeat(MAX_MATCH_LEN + 1)), None);
 }
+
+/// Found by the `uri_template` fuzz target: `{#y:8}` matched eight escapes
+/// as eight characters, but the value is returned as written, where an
+/// escape is three, so it expanded back to other text. The prefix modifier
+/// now counts what the value holds: written characters for `{+x}`/`{#x}`,
+/// decoded characters (an escaped UTF-8 sequence is one) for the rest.
+#[test]
+fn prefix_modifiers_count_the_characters_of_the_value() {
+    let tpl = t("x:{#y:8}/");
+    assert_eq!(tpl.match_uri("x:#%00%00%00%7Fm%3Eqe/"), None);
+    let got = tpl
+        .match_uri("x:#%00%00a/")
+        .expect("8 characters as written");
+    assert_eq!(got["y"], "%00%00a");
+    assert_eq!(
+        tpl.expand(|n| got.get(n).map(String::as_str)),
+        "x:#%00%00a/"
+    );
+    assert_eq!(
+        t("x:{+y:2}").match_uri("x:%41"),
+        None,
+        "three written characters"
+    );
+    // A decoded value counts characters, not escapes: `é` is one.
+    assert_eq!(
+        t("x:{v:3}").match_uri("x:%C3%A9ab"),
+        Some(vars(&[("v", "éab")]))
+    );
+    assert_eq!(t("x:{v:2}").match_uri("x:%C3%A9ab"), None);
+    assert_eq!(expand("x:{v:3}", &[("v", "éabc")]), "x:%C3%A9ab");
+    // And a split never falls inside a UTF-8 sequence.
+    assert_eq!(
+        t("x:{a}{b}").match_uri("x:%C3%A9%C3%A9"),
+        Some(vars(&[("a", "é"), ("b", "é")]))
+    );
+}

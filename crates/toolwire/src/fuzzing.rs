@@ -189,16 +189,34 @@ fn check_fixed_point(t: &UriTemplate, uri: &str) {
 
 /// The built-in schema validator against `jsonschema`.
 ///
-/// The input is split at its first NUL: a schema, then an instance, each
-/// JSON. When the built-in validator takes the schema, both engines must
-/// give the instance the same verdict.
+/// An input with a NUL is a schema, then an instance, each JSON. An input
+/// without one drives a generator instead: its bytes pick keywords and
+/// values of the built-in subset (most mutated JSON no longer parses, and
+/// the generator keeps every input meaningful). When the built-in
+/// validator takes the schema, both engines must give the instance the
+/// same verdict.
 pub fn schema(data: &[u8]) {
-    let (head, tail) = split_nul(data);
-    let (Ok(schema), Ok(instance)) = (
-        serde_json::from_slice::<Value>(head),
-        serde_json::from_slice::<Value>(tail),
-    ) else {
-        return;
+    let (schema, instance) = if data.contains(&0) {
+        let (head, tail) = split_nul(data);
+        let (Ok(schema), Ok(instance)) = (
+            serde_json::from_slice::<Value>(head),
+            serde_json::from_slice::<Value>(tail),
+        ) else {
+            return;
+        };
+        (schema, instance)
+    } else {
+        let mut g = Gen(data);
+        let mut schema = g.schema(0);
+        if g.byte().is_multiple_of(8)
+            && let Value::Object(m) = &mut schema
+        {
+            m.insert(
+                "$schema".into(),
+                json!("http://json-schema.org/draft-07/schema#"),
+            );
+        }
+        (schema, g.value(0))
     };
     let Ok(compiled) = CompiledSchema::compile(&schema) else {
         return;
@@ -217,6 +235,141 @@ pub fn schema(data: &[u8]) {
         want.is_ok(),
         "verdicts differ\nschema:   {schema}\ninstance: {instance}\nbuilt-in: {got:?}\njsonschema: {want:?}"
     );
+}
+
+/// Schemas and instances from bytes (zeros once they run out).
+struct Gen<'a>(&'a [u8]);
+
+impl Gen<'_> {
+    fn byte(&mut self) -> u8 {
+        let (&b, rest) = self.0.split_first().unwrap_or((&0, &[]));
+        self.0 = rest;
+        b
+    }
+
+    fn pick<T: Clone>(&mut self, from: &[T]) -> T {
+        from[usize::from(self.byte()) % from.len()].clone()
+    }
+
+    fn number(&mut self) -> Value {
+        self.pick(&[
+            json!(0),
+            json!(1),
+            json!(-1),
+            json!(2),
+            json!(3),
+            json!(42),
+            json!(0.5),
+            json!(1.0),
+            json!(-0.0),
+            json!(2.5),
+            json!(42.0),
+            json!(1e308),
+            json!(-1e308),
+            json!(9_007_199_254_740_993_i64),
+            json!(u64::MAX),
+            json!(i64::MIN),
+            json!(1e-7),
+            json!(0.1),
+            json!(0.3),
+        ])
+    }
+
+    fn name(&mut self) -> String {
+        self.pick(&["a", "b", "c", "", "é"]).to_owned()
+    }
+
+    fn value(&mut self, depth: usize) -> Value {
+        let limit = if depth > 3 { 4 } else { 7 };
+        match self.byte() % limit {
+            0 => Value::Null,
+            1 => Value::Bool(self.byte().is_multiple_of(2)),
+            2 | 3 => self.number(),
+            4 => json!(self.pick(&["", "a", "ab", "abc", "é", "😀😀", "1", "2020-01-01"])),
+            5 => {
+                let n = self.byte() % 4;
+                Value::Array((0..n).map(|_| self.value(depth + 1)).collect())
+            }
+            _ => {
+                let n = self.byte() % 4;
+                let mut m = serde_json::Map::new();
+                for _ in 0..n {
+                    let k = self.name();
+                    m.insert(k, self.value(depth + 1));
+                }
+                Value::Object(m)
+            }
+        }
+    }
+
+    fn schema(&mut self, depth: usize) -> Value {
+        if depth > 0 && self.byte().is_multiple_of(8) {
+            return Value::Bool(self.byte().is_multiple_of(2));
+        }
+        let types = [
+            "string", "integer", "number", "boolean", "null", "array", "object",
+        ];
+        let mut m = serde_json::Map::new();
+        let count = self.byte() % 6;
+        for _ in 0..count {
+            let (key, value) = match self.byte() % 20 {
+                0 => ("type", json!(self.pick(&types))),
+                1 => ("type", json!([self.pick(&types), self.pick(&types)])),
+                2 => ("minimum", self.number()),
+                3 => ("maximum", self.number()),
+                4 => ("exclusiveMinimum", self.number()),
+                5 => ("exclusiveMaximum", self.number()),
+                6 => (
+                    "multipleOf",
+                    self.pick(&[json!(1), json!(2), json!(3), json!(0.5), json!(2.0)]),
+                ),
+                7 => (
+                    self.pick(&[
+                        "minLength",
+                        "maxLength",
+                        "minItems",
+                        "maxItems",
+                        "minProperties",
+                        "maxProperties",
+                    ]),
+                    json!(self.byte() % 4),
+                ),
+                8 => {
+                    let n = 1 + self.byte() % 3;
+                    (
+                        "enum",
+                        Value::Array((0..n).map(|_| self.value(1)).collect()),
+                    )
+                }
+                9 => ("const", self.value(1)),
+                10 => {
+                    let n = self.byte() % 3;
+                    (
+                        "required",
+                        Value::Array((0..n).map(|_| json!(self.name())).collect()),
+                    )
+                }
+                11 | 12 if depth < 3 => {
+                    let n = 1 + self.byte() % 3;
+                    let mut props = serde_json::Map::new();
+                    for _ in 0..n {
+                        let k = self.name();
+                        props.insert(k, self.schema(depth + 1));
+                    }
+                    ("properties", Value::Object(props))
+                }
+                13 if depth < 3 => ("additionalProperties", self.schema(depth + 1)),
+                14 if depth < 3 => ("items", self.schema(depth + 1)),
+                15 => ("uniqueItems", json!(self.byte().is_multiple_of(2))),
+                16 => ("description", json!("d")),
+                17 => ("format", json!(self.pick(&["date", "email", "uint32"]))),
+                18 => ("default", self.value(1)),
+                _ => ("title", json!("t")),
+            };
+            m.insert(key.to_owned(), value);
+        }
+        Value::Object(m)
+    }
 }
 
 /// What [`sealed_state`] opens against: a keyring, the binding, a fixed

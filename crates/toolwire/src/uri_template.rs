@@ -634,8 +634,11 @@ impl<'a> Matcher<'a> {
             if e.op.named() {
                 if self.s[start..].starts_with(var.name.as_bytes()) {
                     let after = start + var.name.len();
+                    // An empty value is `?x=` but `;x` (never `;x=`), so
+                    // after `;x=` something must follow.
+                    let allow_empty = !e.op.ifemp().is_empty();
                     if self.s.get(after) == Some(&b'=')
-                        && self.value_then(pi, vi, e, var, after + 1, true)
+                        && self.value_then(pi, vi, e, var, after + 1, allow_empty)
                     {
                         return true;
                     }

@@ -340,3 +340,19 @@ fn prefix_modifiers_count_the_characters_of_the_value() {
         Some(vars(&[("a", "é"), ("b", "é")]))
     );
 }
+
+/// Found by the `uri_template` fuzz target: `;x=` was matched as an empty
+/// `{;x}`, which expands to `;x` (RFC 6570 §3.2.7), so the `=` vanished
+/// when the values were expanded again. After `;x=` a value must follow;
+/// the `=` is left to what comes next.
+#[test]
+fn an_empty_path_parameter_is_written_without_equals() {
+    let tpl = t("m:{;x,y}{&zdom}{+ybg,seg}");
+    let uri = "m:;x===1;2F";
+    let got = tpl.match_uri(uri).expect("matches");
+    assert_eq!(got, vars(&[("x", ""), ("ybg", "===1;2F")]));
+    assert_eq!(tpl.expand(|n| got.get(n).map(String::as_str)), uri);
+    assert_eq!(t("x:{;a}").match_uri("x:;a="), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a"), Some(vars(&[("a", "")])));
+    assert_eq!(t("x:{?a}").match_uri("x:?a="), Some(vars(&[("a", "")])));
+}

@@ -81,8 +81,46 @@ struct CountdownInput {
 struct RegionalEchoInput {
     region: String,
     #[allow(dead_code)]
+    #[serde(default, deserialize_with = "integral")]
     priority: Option<i64>,
     text: String,
+}
+
+/// `a + b`, or a tool error when the sum is not a finite number: JSON has
+/// no infinity, so `sum` could not be written (serde would write `null`,
+/// which the output schema refuses, and the call would end in `-32603`).
+// Spec: server/tools.mdx#error-handling — a failure of the tool's own
+// computation is a tool execution error (`isError`), not a protocol error.
+fn add(i: &AddInput) -> Result<AddOutput, ToolError> {
+    let sum = i.a + i.b;
+    if sum.is_finite() {
+        Ok(AddOutput { sum })
+    } else {
+        Err(ToolError::failed(format!(
+            "{} + {} is not a finite number (the sum overflows)",
+            i.a, i.b
+        )))
+    }
+}
+
+/// Reads an optional integer that JSON may write as an integer-valued
+/// number (`42.0`, `4.2e1`): JSON Schema's `integer` accepts those, and
+/// serde's `i64` does not.
+fn integral<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if let Some(i) = n.as_i64() {
+        return Ok(Some(i));
+    }
+    match n.as_f64() {
+        // Below 2^63 in magnitude, so the conversion is exact.
+        #[allow(clippy::cast_possible_truncation, reason = "integral and in range")]
+        Some(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(Some(f as i64)),
+        _ => Err(serde::de::Error::custom(format!(
+            "expected an integer, found {n}"
+        ))),
+    }
 }
 
 #[derive(Deserialize, JsonSchema)]
@@ -125,7 +163,7 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
             .description("Adds two numbers and returns their sum as structured content.")
             .input::<AddInput>()
             .output::<AddOutput>()
-            .handler(|i: AddInput, _| async move { Ok(AddOutput { sum: i.a + i.b }) })?,
+            .handler(|i: AddInput, _| async move { add(&i) })?,
     )?;
     server.add_tool(
         Tool::builder("countdown")

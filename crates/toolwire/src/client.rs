@@ -45,7 +45,7 @@ mod listen;
 mod mrtr;
 mod options;
 mod tools;
-mod transport;
+pub(crate) mod transport;
 
 #[cfg(test)]
 mod tests;

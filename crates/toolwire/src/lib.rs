@@ -55,6 +55,9 @@ mod client;
 mod completion;
 mod context;
 mod handler;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod legacy;
 mod mrtr;
 #[cfg(feature = "otel")]

@@ -20,7 +20,7 @@
 mod answer;
 mod gate;
 mod round;
-mod seal;
+pub(crate) mod seal;
 
 pub use answer::ElicitAnswer;
 pub(crate) use gate::supports;

@@ -107,7 +107,7 @@ enum Engine {
 }
 
 /// Which engine a [`CompiledSchema`] runs on.
-#[cfg(test)]
+#[cfg(any(test, feature = "fuzzing"))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum EngineKind {
     Builtin,
@@ -151,14 +151,14 @@ impl CompiledSchema {
 
     /// Compiles like [`compile`](Self::compile), but always with jsonschema:
     /// the reference the built-in validator is compared against.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn compile_with_jsonschema(schema: &Value) -> Result<Self, SchemaError> {
         let draft = admit(schema)?;
         Self::with_jsonschema(schema, draft)
     }
 
     /// The engine this schema runs on.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn engine(&self) -> EngineKind {
         match self.engine {
             Engine::Builtin(_) => EngineKind::Builtin,

@@ -5,10 +5,25 @@
 //! eight operators and the prefix modifier; the explode modifier changes
 //! nothing for a string value, so it is accepted and ignored. Matching is the
 //! inverse of expansion: `{id}` matches a non-empty run of unreserved
-//! characters and percent-escapes (so never a `/`) and yields the decoded
-//! value, `{+path}` and `{#frag}` also match reserved characters and yield
-//! the text as written. `{id}` and `{+path}` must match something; the other
-//! operators may match nothing (an absent query parameter, say).
+//! characters and percent-escapes and yields the decoded value, `{+path}`
+//! and `{#frag}` also match reserved characters and yield the text as
+//! written. `{id}` and `{+path}` must match something; the other operators
+//! may match nothing (an absent query parameter, say).
+//!
+//! What each operator can hand a handler, since handlers often map values
+//! to files or keys:
+//!
+//! | operator | decoded | can yield |
+//! |---|---|---|
+//! | `{x}`, `{/x}`, `{.x}`, `{;x}` | yes | one path segment: never a `/` (not even from `%2F`), never `.` or `..` (nor `%2E%2E`); any other character, `\` and NUL included |
+//! | `{?x}`, `{&x}` | yes | any string, `/` and `..` included (a query value is not a path) |
+//! | `{+x}`, `{#x}` | no | the text as written: `/`, `..` and escapes such as `%2F` stay in it |
+//!
+//! So a URI whose one-segment value would decode to `/` or be a dot segment
+//! matches no template with that variable (`test://t/..%2Fetc` does not
+//! match `test://t/{id}`), and such a `resources/read` gets the usual
+//! `-32602` for a URI nothing answers. A handler that takes `{+x}` or a
+//! query value into a path must check it itself.
 //!
 //! Spec: server/resources.mdx#resource-templates (RFC 6570)
 
@@ -120,6 +135,19 @@ impl Op {
 
     fn allow_reserved(self) -> bool {
         matches!(self, Self::Reserved | Self::Fragment)
+    }
+
+    /// Whether a value stands for (part of) one path segment, so that its
+    /// decoded form may not hold a `/` nor be a dot segment: a handler that
+    /// maps such a value to a file must not be led out of its directory by
+    /// `..%2F` or `..`. Query values (`{?x}`, `{&x}`) are not path segments;
+    /// `{+x}` and `{#x}` are not decoded.
+    // RFC 3986 §3.3: `/` separates segments; `.` and `..` are dot segments.
+    fn one_segment(self) -> bool {
+        matches!(
+            self,
+            Self::Simple | Self::Label | Self::Path | Self::PathParam
+        )
     }
 }
 
@@ -305,12 +333,26 @@ impl UriTemplate {
         out
     }
 
+    /// Whether `name` is a variable whose value stands for one path
+    /// segment (`{x}`, `{/x}`, `{.x}`, `{;x}`), so never holds a `/`.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn yields_segment(&self, name: &str) -> bool {
+        self.parts.iter().any(|p| match p {
+            Part::Expr(e) => e.op.one_segment() && e.vars.iter().any(|v| v.name == name),
+            Part::Literal(_) => false,
+        })
+    }
+
     /// Matches a concrete URI against the template, returning the value of
     /// every variable that appears in it; `None` if the URI does not match.
     ///
     /// Values matched by `{var}`, `{.var}`, `{/var}`, `{;var}`, `{?var}` and
     /// `{&var}` are percent-decoded (and must be UTF-8); values matched by
-    /// `{+var}` and `{#var}` are returned as written. A variable that takes
+    /// `{+var}` and `{#var}` are returned as written. A value of `{var}`,
+    /// `{.var}`, `{/var}` or `{;var}` never holds a `/` and is never `.` or
+    /// `..` (see the module docs). A prefix modifier (`{var:3}`) bounds
+    /// the value's characters: decoded ones, or for `{+var}` and `{#var}`
+    /// the text as written (where an escape is three). A variable that takes
     /// no part in the URI (for example an absent query parameter) is not in
     /// the map. When several matches are possible, earlier variables take as
     /// much as they can.
@@ -500,6 +542,17 @@ fn encode_into(out: &mut String, value: &str, allow_reserved: bool) {
     }
 }
 
+/// The byte two hex digits stand for (both already checked to be hex).
+fn hex_byte(hi: u8, lo: u8) -> u8 {
+    let digit = |d: u8| {
+        char::from(d)
+            .to_digit(16)
+            .and_then(|v| u8::try_from(v).ok())
+            .unwrap_or(0)
+    };
+    (digit(hi) << 4) | digit(lo)
+}
+
 fn decode(raw: &[u8]) -> Option<String> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
@@ -581,8 +634,11 @@ impl<'a> Matcher<'a> {
             if e.op.named() {
                 if self.s[start..].starts_with(var.name.as_bytes()) {
                     let after = start + var.name.len();
+                    // An empty value is `?x=` but `;x` (never `;x=`), so
+                    // after `;x=` something must follow.
+                    let allow_empty = !e.op.ifemp().is_empty();
                     if self.s.get(after) == Some(&b'=')
-                        && self.value_then(pi, vi, e, var, after + 1, true)
+                        && self.value_then(pi, vi, e, var, after + 1, allow_empty)
                     {
                         return true;
                     }
@@ -623,24 +679,52 @@ impl<'a> Matcher<'a> {
         allow_empty: bool,
     ) -> bool {
         let allow_reserved = e.op.allow_reserved();
+        let one_segment = e.op.one_segment();
         let mut ends = Vec::new();
         if allow_empty {
             ends.push(start);
         }
         let mut q = start;
-        let mut units = 0;
+        // Characters of the value so far, as the prefix modifier counts
+        // them: a decoded value's characters (an escaped UTF-8 sequence is
+        // one), or the text as written for `{+x}` and `{#x}` (an escape is
+        // three), so that the value matched expands back to the same text.
+        let mut chars = 0;
+        // Whether every character so far is a `.` (written or escaped).
+        let mut dots = true;
         let limit = var.prefix.unwrap_or(usize::MAX);
-        while units < limit && q < self.s.len() {
+        let escape_at =
+            |q: usize| is_pct_at(self.s, q).then(|| hex_byte(self.s[q + 1], self.s[q + 2]));
+        while q < self.s.len() {
             let c = self.s[q];
-            q += if is_pct_at(self.s, q) {
-                3
-            } else if is_unreserved(c) || (allow_reserved && is_reserved(c)) {
-                1
-            } else {
-                break;
+            let escaped = escape_at(q);
+            let unit = match escaped {
+                // A decoded `/` ends a one-segment value here.
+                Some(b'/') if one_segment => break,
+                Some(b) => b,
+                None if is_unreserved(c) || (allow_reserved && is_reserved(c)) => c,
+                None => break,
             };
-            units += 1;
-            ends.push(q);
+            let weight = match escaped {
+                Some(_) if allow_reserved => 3,
+                // A UTF-8 continuation byte is part of the previous character.
+                Some(b) if (0x80..0xC0).contains(&b) => 0,
+                _ => 1,
+            };
+            if chars + weight > limit {
+                break;
+            }
+            q += if escaped.is_some() { 3 } else { 1 };
+            chars += weight;
+            dots &= unit == b'.';
+            // A decoded value does not end inside a UTF-8 sequence.
+            let mid_char =
+                !allow_reserved && escape_at(q).is_some_and(|b| (0x80..0xC0).contains(&b));
+            // `.` and `..` are dot segments, never one segment's value.
+            let dot_segment = one_segment && dots && chars <= 2;
+            if !(mid_char || dot_segment) {
+                ends.push(q);
+            }
         }
         for &end in ends.iter().rev() {
             self.bind(var, start, end, !allow_reserved);

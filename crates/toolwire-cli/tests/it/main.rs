@@ -4,6 +4,7 @@ mod bounds;
 mod client;
 mod era;
 mod features;
+mod demo_inputs;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]

@@ -247,9 +247,9 @@ pub fn param_header_value(
 ///
 /// The header is decoded first (see [`decode_header_value`]). Strings must be
 /// equal exactly, case included. Integers are compared as numbers, so a
-/// header `42` matches a body `42` or `42.0`, and a header written as a JSON
-/// number such as `42.0` or `4.2e1` is accepted too; both sides must be within
-/// ±(2^53 − 1). Booleans match only as lowercase `true` or `false`. A header
+/// header `42` matches a body `42` or `42.0`, and a header that spells the
+/// same number otherwise (`42.0`, `4.2e1`, `+42`, `042`, always decimal) is
+/// accepted too; both sides must be within ±(2^53 − 1). Booleans match only as lowercase `true` or `false`. A header
 /// for a `null` body value is an error, since the client must omit it.
 ///
 /// Whether a header is missing is the caller's question: look the value up
@@ -363,13 +363,19 @@ enum IntegerText {
     OutOfRange,
 }
 
-/// Reads JSON-number text exactly (no float rounding) and says whether it is
-/// a safe integer. `42`, `-7`, `42.0`, `4.2e1` and `-0` are integers; `42.5`,
-/// `+1`, `042`, ` 1` and `1e` are not.
+/// Reads a decimal number exactly (no float rounding) and says whether it
+/// is a safe integer. Beyond JSON's number syntax it takes a leading `+` and
+/// leading zeros, since the header is compared by value, not by spelling:
+/// `42`, `-7`, `42.0`, `4.2e1`, `-0`, `+42`, `042` and `+0042.00` are all
+/// integers (`042` is forty-two: decimal, never octal); `42.5`, `0x2a`,
+/// `++1`, `1_000`, ` 1`, `.5e1`, `42.` and `1e` are not.
+// Spec: basic/transports/streamable-http.mdx#server-validation — servers
+// compare integer values numerically rather than as strings.
 fn parse_integer_text(text: &str) -> IntegerText {
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text),
+    let (negative, unsigned) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
     };
     let (mantissa, exponent) = match unsigned.split_once(['e', 'E']) {
         Some((m, e)) => (m, Some(e)),
@@ -380,7 +386,7 @@ fn parse_integer_text(text: &str) -> IntegerText {
         None => (mantissa, None),
     };
     let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(int_part) || (int_part.len() > 1 && int_part.starts_with('0')) {
+    if !all_digits(int_part) {
         return IntegerText::NotAnInteger;
     }
     let frac = frac_part.unwrap_or("");

@@ -48,7 +48,9 @@ fn simple_values_are_percent_encoded_and_decoded() {
         tpl.match_uri("x:Hello%20World%21"),
         Some(vars(&[("v", "Hello World!")]))
     );
-    assert_eq!(tpl.match_uri("x:%C3%A9%2F"), Some(vars(&[("v", "é/")])));
+    assert_eq!(tpl.match_uri("x:%C3%A9%2A"), Some(vars(&[("v", "é*")])));
+    // A `/` is never a simple value's, escaped or not.
+    assert_eq!(tpl.match_uri("x:%C3%A9%2F"), None);
     // Not UTF-8 once decoded, or a raw reserved character.
     assert_eq!(tpl.match_uri("x:%FF"), None);
     assert_eq!(tpl.match_uri("x:a b"), None);
@@ -127,7 +129,7 @@ fn operators_match_back_to_their_values() {
         ("x:/s{?q}", "x:/s?q=", &[("q", "")]),
         ("x:{;a,b}", "x:;a=1;b", &[("a", "1"), ("b", "")]),
         ("x:{#frag}", "x:#a/b,c", &[("frag", "a/b,c")]),
-        ("x:/{a}/{b}", "x:/%2F/%25", &[("a", "/"), ("b", "%")]),
+        ("x:/{a}/{b}", "x:/%2A/%25", &[("a", "*"), ("b", "%")]),
     ];
     for (template, uri, want) in cases {
         assert_eq!(
@@ -142,6 +144,73 @@ fn operators_match_back_to_their_values() {
         t("x:{var:3}").match_uri("x:val"),
         Some(vars(&[("var", "val")]))
     );
+}
+
+/// Issue 14: `test://template/..%2F..%2Fetc/data` reached the handler with
+/// `id = "../../etc"`. A value that stands for one path segment never
+/// decodes to a `/` and is never a dot segment; the other operators keep
+/// what RFC 6570 gives them (see the module docs).
+#[test]
+fn one_segment_values_never_hold_a_slash_or_a_dot_segment() {
+    let tpl = t("test://template/{id}/data");
+    for uri in [
+        "test://template/..%2F..%2Fetc/data",
+        "test://template/..%2f..%2fetc/data",
+        "test://template/%2F/data",
+        "test://template/a%2Fb/data",
+        "test://template/../data",
+        "test://template/./data",
+        "test://template/%2E%2E/data",
+        "test://template/.%2e/data",
+        "test://template/%2E/data",
+    ] {
+        assert_eq!(tpl.match_uri(uri), None, "{uri}");
+    }
+    // Dots are fine when the value is more than a dot segment.
+    for (uri, id) in [
+        ("test://template/.../data", "..."),
+        ("test://template/..a/data", "..a"),
+        ("test://template/.hidden/data", ".hidden"),
+        ("test://template/%2E%2E%2E/data", "..."),
+        ("test://template/a%5Cb/data", "a\\b"),
+    ] {
+        assert_eq!(tpl.match_uri(uri), Some(vars(&[("id", id)])), "{uri}");
+    }
+    // {/x}, {.x} and {;x} are path segments too.
+    assert_eq!(t("x:{/a}").match_uri("x:/..%2Fetc"), None);
+    assert_eq!(t("x:{/a}").match_uri("x:/.."), None);
+    assert_eq!(
+        t("x:{/a,b}").match_uri("x:/a/b"),
+        Some(vars(&[("a", "a"), ("b", "b")]))
+    );
+    assert_eq!(t("x:f{.a}").match_uri("x:f.a%2Fb"), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a=%2F"), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a=.."), None);
+    // Query values are not path segments: they may hold `/` and be `..`.
+    assert_eq!(
+        t("x:/s{?q}").match_uri("x:/s?q=..%2Fetc"),
+        Some(vars(&[("q", "../etc")]))
+    );
+    assert_eq!(
+        t("x:/s{?p}{&q}").match_uri("x:/s?p=..&q=%2F"),
+        Some(vars(&[("p", ".."), ("q", "/")]))
+    );
+    // {+x} and {#x} are not decoded: the escape stays as written.
+    assert_eq!(
+        t("x:/{+p}").match_uri("x:/..%2F../etc"),
+        Some(vars(&[("p", "..%2F../etc")]))
+    );
+    assert_eq!(
+        t("x:{#f}").match_uri("x:#../a%2Fb"),
+        Some(vars(&[("f", "../a%2Fb")]))
+    );
+    // A later {+x} may take the escape the simple value cannot.
+    assert_eq!(
+        t("x:{a}{+b}").match_uri("x:a%2Fb"),
+        Some(vars(&[("a", "a"), ("b", "%2Fb")]))
+    );
+    // The prefix modifier counts the escape as one character.
+    assert_eq!(t("x:{a:2}").match_uri("x:a%2F"), None);
 }
 
 #[test]
@@ -234,4 +303,56 @@ fn matching_pathological_input_stays_fast() {
     assert_eq!(tpl.match_uri(&uri), None);
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     assert_eq!(tpl.match_uri(&"a".repeat(MAX_MATCH_LEN + 1)), None);
+}
+
+/// Found by the `uri_template` fuzz target: `{#y:8}` matched eight escapes
+/// as eight characters, but the value is returned as written, where an
+/// escape is three, so it expanded back to other text. The prefix modifier
+/// now counts what the value holds: written characters for `{+x}`/`{#x}`,
+/// decoded characters (an escaped UTF-8 sequence is one) for the rest.
+#[test]
+fn prefix_modifiers_count_the_characters_of_the_value() {
+    let tpl = t("x:{#y:8}/");
+    assert_eq!(tpl.match_uri("x:#%00%00%00%7Fm%3Eqe/"), None);
+    let got = tpl
+        .match_uri("x:#%00%00a/")
+        .expect("8 characters as written");
+    assert_eq!(got["y"], "%00%00a");
+    assert_eq!(
+        tpl.expand(|n| got.get(n).map(String::as_str)),
+        "x:#%00%00a/"
+    );
+    assert_eq!(
+        t("x:{+y:2}").match_uri("x:%41"),
+        None,
+        "three written characters"
+    );
+    // A decoded value counts characters, not escapes: `é` is one.
+    assert_eq!(
+        t("x:{v:3}").match_uri("x:%C3%A9ab"),
+        Some(vars(&[("v", "éab")]))
+    );
+    assert_eq!(t("x:{v:2}").match_uri("x:%C3%A9ab"), None);
+    assert_eq!(expand("x:{v:3}", &[("v", "éabc")]), "x:%C3%A9ab");
+    // And a split never falls inside a UTF-8 sequence.
+    assert_eq!(
+        t("x:{a}{b}").match_uri("x:%C3%A9%C3%A9"),
+        Some(vars(&[("a", "é"), ("b", "é")]))
+    );
+}
+
+/// Found by the `uri_template` fuzz target: `;x=` was matched as an empty
+/// `{;x}`, which expands to `;x` (RFC 6570 §3.2.7), so the `=` vanished
+/// when the values were expanded again. After `;x=` a value must follow;
+/// the `=` is left to what comes next.
+#[test]
+fn an_empty_path_parameter_is_written_without_equals() {
+    let tpl = t("m:{;x,y}{&zdom}{+ybg,seg}");
+    let uri = "m:;x===1;2F";
+    let got = tpl.match_uri(uri).expect("matches");
+    assert_eq!(got, vars(&[("x", ""), ("ybg", "===1;2F")]));
+    assert_eq!(tpl.expand(|n| got.get(n).map(String::as_str)), uri);
+    assert_eq!(t("x:{;a}").match_uri("x:;a="), None);
+    assert_eq!(t("x:{;a}").match_uri("x:;a"), Some(vars(&[("a", "")])));
+    assert_eq!(t("x:{?a}").match_uri("x:?a="), Some(vars(&[("a", "")])));
 }

@@ -327,6 +327,47 @@ fn integers_compare_numerically() {
     }
 }
 
+/// The spec compares integer headers numerically, so every decimal spelling
+/// of the body's value matches, a sign and leading zeros included; `042` is
+/// decimal forty-two, never octal thirty-four.
+// Spec: basic/transports/streamable-http.mdx#server-validation
+#[test]
+fn integer_headers_compare_numerically_both_ways() {
+    for (header, body) in [
+        ("042", json!(42)),
+        ("+42", json!(42)),
+        ("+042", json!(42)),
+        ("0042.000", json!(42.0)),
+        ("+4.2e1", json!(42)),
+        ("-042", json!(-42)),
+        ("-0", json!(0)),
+        ("+0", json!(0)),
+        ("000", json!(0)),
+        ("+09007199254740991", json!(9_007_199_254_740_991_i64)),
+    ] {
+        assert_eq!(
+            header_matches_value(header, &body, Int),
+            Ok(()),
+            "{header} vs {body}"
+        );
+    }
+    assert_eq!(
+        header_matches_value("042", &json!(34), Int),
+        Err(HeaderValueError::Mismatch {
+            kind: Int,
+            header: "042".to_owned(),
+            body: "34".to_owned(),
+        })
+    );
+    assert!(header_matches_value("+42", &json!(-42), Int).is_err());
+    assert_eq!(
+        header_matches_value("+09007199254740992", &json!(1), Int),
+        Err(HeaderValueError::IntegerOutOfRange {
+            header: "+09007199254740992".to_owned()
+        })
+    );
+}
+
 #[test]
 fn different_integers_mismatch() {
     assert_eq!(
@@ -343,8 +384,8 @@ fn different_integers_mismatch() {
 #[test]
 fn non_integer_headers_are_rejected() {
     for header in [
-        "", "abc", "42.5", "+42", "042", "4 2", "0x2A", "1e", "1.", ".5", "--1", "NaN", "inf",
-        "1e-1",
+        "", "abc", "42.5", "4 2", "0x2A", "1e", "1.", ".5", "--1", "NaN", "inf", "1e-1", "+", "-",
+        "++42", "+-42", "-+42", "1_000", "4,2", "0o52", "042.5",
     ] {
         assert_eq!(
             header_matches_value(header, &json!(42), Int),

@@ -242,6 +242,12 @@ async fn integer_params_compare_numerically() {
         ("42.0", json!(42)),
         ("42", json!(42.0)),
         ("4.2e1", json!(42)),
+        // Issue 14: numerically equal both ways, so a sign and leading
+        // zeros are fine too (always decimal: 042 is not octal 34).
+        ("042", json!(42)),
+        ("+42", json!(42)),
+        ("+042", json!(42.0)),
+        ("-07", json!(-7)),
     ] {
         let resp = regional(json!({ "priority": body, "text": "t" }))
             .add("Mcp-Param-Priority", header)
@@ -249,7 +255,15 @@ async fn integer_params_compare_numerically() {
             .await;
         assert_ok(&resp);
     }
-    for header in ["43", "forty-two", "42.5", "=?base64?NDM=?="] {
+    for header in [
+        "43",
+        "forty-two",
+        "42.5",
+        "=?base64?NDM=?=",
+        "052",
+        "0x2A",
+        "++42",
+    ] {
         let resp = regional(json!({ "priority": 42, "text": "t" }))
             .add("Mcp-Param-Priority", header)
             .send(s.addr)

@@ -3,7 +3,7 @@
 //! `prompts`, `prompt`, `complete`) has something to show.
 
 use toolwire::{
-    Completer, Prompt, PromptArguments, RegistrationError, Resource, ResourceError,
+    Completer, HandlerError, Prompt, PromptArguments, RegistrationError, Resource,
     ResourceTemplate, Server, UriVariables,
 };
 
@@ -30,7 +30,7 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
             .handler(|vars: UriVariables, _| async move {
                 match vars.get("name") {
                     Some(name) => Ok(format!("Hello, {name}!")),
-                    None => Err(ResourceError::NotFound),
+                    None => Err(HandlerError::NotFound),
                 }
             })?,
     )?;

@@ -54,10 +54,10 @@ mod bus;
 mod client;
 mod completion;
 mod context;
-mod handler;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
 pub mod fuzzing;
+mod handler;
 mod legacy;
 mod mrtr;
 #[cfg(feature = "otel")]

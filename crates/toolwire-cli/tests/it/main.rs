@@ -2,14 +2,14 @@
 
 mod bounds;
 mod client;
+mod demo_inputs;
 mod era;
 mod features;
-mod demo_inputs;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
 mod stdio;
 mod support;
-mod ux;
 mod tls;
+mod ux;

@@ -336,12 +336,14 @@ mod tests {
     fn http_refusals_and_stdio_silence_are_legacy() {
         for status in [400, 404, 405] {
             let e = ClientError::Http {
+                url: "http://127.0.0.1/mcp".to_owned(),
                 status,
                 body: String::new(),
             };
             assert!(is_legacy_answer(&e, false));
         }
         let e = ClientError::Http {
+            url: "http://127.0.0.1/mcp".to_owned(),
             status: 500,
             body: String::new(),
         };

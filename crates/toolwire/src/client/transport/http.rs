@@ -263,6 +263,7 @@ impl Transport for HttpTransport {
                 return Ok(());
             }
             Err(ClientError::Http {
+                url: self.uri.to_string(),
                 status: status.as_u16(),
                 body: preview(&bytes),
             })
@@ -678,10 +679,14 @@ mod tests {
         assert_eq!(method, "notifications/tools/list_changed");
     }
 
+    fn uri() -> Uri {
+        Uri::from_static("http://127.0.0.1/mcp")
+    }
+
     #[test]
     fn a_json_reply_that_is_not_json_blames_the_body_not_the_type() {
-        let err =
-            single_message(StatusCode::OK, "application/json", b"{not json").expect_err("invalid");
+        let err = single_message(&uri(), StatusCode::OK, "application/json", b"{not json")
+            .expect_err("invalid");
         let text = err.to_string();
         assert!(text.contains("not a JSON-RPC message"), "{text}");
         assert!(!text.contains("content type"), "{text}");
@@ -689,14 +694,14 @@ mod tests {
 
     #[test]
     fn other_replies_keep_their_meaning() {
-        let err = single_message(StatusCode::OK, "text/html", b"<html>").expect_err("type");
+        let err = single_message(&uri(), StatusCode::OK, "text/html", b"<html>").expect_err("type");
         assert!(
             err.to_string().contains("content type \"text/html\""),
             "{err}"
         );
         let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32022,"message":"no"}}"#;
         let Ok(Incoming::Response(Err(e))) =
-            single_message(StatusCode::BAD_REQUEST, "application/json", body)
+            single_message(&uri(), StatusCode::BAD_REQUEST, "application/json", body)
         else {
             panic!("a JSON-RPC error on a 400 is the server's answer");
         };
@@ -704,12 +709,12 @@ mod tests {
         let body =
             br#"{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request"},"id":null}"#;
         let Ok(Incoming::Response(Err(e))) =
-            single_message(StatusCode::BAD_REQUEST, "application/json", body)
+            single_message(&uri(), StatusCode::BAD_REQUEST, "application/json", body)
         else {
             panic!("an error with a null id is still a JSON-RPC error");
         };
         assert_eq!(e.code.0, -32000);
-        let err = single_message(StatusCode::NOT_FOUND, "text/plain", b"Not Found")
+        let err = single_message(&uri(), StatusCode::NOT_FOUND, "text/plain", b"Not Found")
             .expect_err("HTTP error");
         assert!(
             matches!(err, ClientError::Http { status: 404, .. }),

@@ -288,7 +288,7 @@ async fn listen_until_stopped(
             .map_or_else(|| "?".to_owned(), |e| e.to_string()),
         client.protocol_version()
     );
-    let stop = stop_signal();
+    let stop = toolwire::shutdown_signal();
     tokio::pin!(stop);
     loop {
         let note = tokio::select! {
@@ -310,30 +310,6 @@ async fn listen_until_stopped(
             // The server closed the subscription gracefully.
             None => return Ok(()),
         }
-    }
-}
-
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-async fn stop_signal() {
-    let interrupt = async {
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
     }
 }
 

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use toolwire_proto::header::encode_header_value;
+use toolwire_proto::header::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
 use toolwire_proto::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY,
     PROTOCOL_VERSION_KEY,
@@ -27,13 +28,6 @@ use toolwire_proto::types::{
     UnsupportedProtocolVersionData,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_request};
-
-/// The HTTP header that carries the protocol version.
-const PROTOCOL_VERSION_HEADER: &str = "MCP-Protocol-Version";
-/// The HTTP header that mirrors the JSON-RPC method.
-const METHOD_HEADER: &str = "Mcp-Method";
-/// The HTTP header that mirrors `params.name` or `params.uri`.
-const NAME_HEADER: &str = "Mcp-Name";
 
 /// The shape of one outgoing request: the modern `_meta` and headers at a
 /// version, a request in a legacy session at its version, or the legacy

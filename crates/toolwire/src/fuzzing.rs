@@ -11,12 +11,12 @@ use crate::Server;
 use crate::ServerConfig;
 use crate::mrtr::seal::{self, Binding};
 use crate::schema::{CompiledSchema, EngineKind};
-use crate::server::Prepared;
+use crate::server::{Accepted, Prepared, Reply};
 use crate::{StateKeys, UriTemplate, legacy};
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use toolwire_proto::header::{
     PrimitiveKind, decode_header_value, encode_header_value, header_matches_value,
@@ -27,6 +27,12 @@ use toolwire_proto::{MAX_DEPTH, Message};
 fn server() -> &'static Server {
     static SERVER: OnceLock<Server> = OnceLock::new();
     SERVER.get_or_init(|| Server::new(ServerConfig::new("fuzz", "0.0.0")))
+}
+
+/// A legacy session for the legacy-era path of [`decode_and_prepare`].
+fn legacy_session() -> &'static Arc<legacy::Session> {
+    static SESSION: OnceLock<Arc<legacy::Session>> = OnceLock::new();
+    SESSION.get_or_init(|| Arc::new(legacy::Session::new("2025-11-25", Default::default(), None)))
 }
 
 /// The request a [`Prepared`] holds, as text, without the bytes it was read
@@ -64,15 +70,25 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             None
         }
         Ok(Message::Request(req)) => {
-            let _ = legacy::has_modern_meta(&req);
-            if let Some(init) = legacy::legacy_initialize(&req) {
-                let version = legacy::negotiate(&init.requested);
-                let _ = legacy::initialize_result(server, version);
+            // The legacy era: the same request inside a legacy session (the
+            // era decided from the parsed `_meta`, an `initialize` opening
+            // a session).
+            if let Ok(Message::Request(again)) = Message::from_slice_with_max_depth(data, depth)
+                && let Accepted::Initialize(id, init) = server.accept(again, Some(legacy_session()))
+            {
+                let _ = legacy::open(server, &id, init);
             }
-            Some(server.prepare(req))
+            Some(match server.accept(req, None) {
+                Accepted::Request(p) => Ok(p),
+                Accepted::Refused(reply, _) | Accepted::NoSession(reply) => Err(reply),
+                Accepted::Initialize(id, _) => Err(Reply::error(
+                    Some(&id),
+                    &toolwire_proto::ErrorObject::invalid_params("params._meta is required"),
+                )),
+            })
         }
         Ok(Message::Notification(n)) => {
-            let _ = legacy::cancelled_request_id(&n);
+            let _ = legacy::cancelled(&n);
             None
         }
         Ok(_) => None,

@@ -52,27 +52,7 @@ struct HttpServer {
 
 impl HttpServer {
     async fn start() -> Self {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--http", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn toolwire serve --http");
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-        let url = tokio::time::timeout(Duration::from_secs(20), async {
-            while let Some(line) = lines.next_line().await.expect("stderr line") {
-                if let Some(i) = line.find("http://") {
-                    return line[i..].trim().to_owned();
-                }
-            }
-            panic!("the server exited before printing its URL")
-        })
-        .await
-        .expect("the server starts in time");
-        // Keep draining stderr so the server never blocks on it.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (child, url) = super::era::http_server().await;
         Self { _child: child, url }
     }
 

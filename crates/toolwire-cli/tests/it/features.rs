@@ -11,7 +11,7 @@ use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 
-async fn run(args: &[&str]) -> (bool, String, String) {
+pub(crate) async fn run(args: &[&str]) -> (bool, String, String) {
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         Command::new(BIN)

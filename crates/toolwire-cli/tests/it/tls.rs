@@ -1,18 +1,14 @@
 //! `--cacert` over the real binary: an MCP server behind a small rustls
 //! test server whose CA is made with rcgen at test time.
 
+use super::features::run;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use serde_json::{Value, json};
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::process::Command;
 use tokio_rustls::TlsAcceptor;
 use toolwire::{HttpConfig, HttpService, Server, ServerConfig, Tool};
-
-const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 
 /// Starts an HTTPS MCP server with an `echo` tool; returns its port and the
 /// CA's PEM.
@@ -75,25 +71,6 @@ async fn https_server() -> (u16, String) {
         }
     });
     (port, ca_pem)
-}
-
-async fn run(args: &[&str]) -> (bool, String, String) {
-    let out = tokio::time::timeout(
-        Duration::from_secs(60),
-        Command::new(BIN)
-            .args(args)
-            .env("RUST_BACKTRACE", "0")
-            .stdin(Stdio::null())
-            .output(),
-    )
-    .await
-    .expect("finishes in time")
-    .expect("runs");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[tokio::test]

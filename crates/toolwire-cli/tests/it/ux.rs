@@ -1,11 +1,12 @@
 //! What a person at the command line sees: error reports, `--help` texts,
 //! log messages and option checks, over the real `toolwire` binary.
 
+use super::era::http_server;
 use serde_json::json;
 use std::process::Stdio;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 
@@ -46,31 +47,6 @@ async fn run(args: &[&str]) -> Run {
 
 fn serve_cmd() -> String {
     format!("'{BIN}' serve")
-}
-
-/// `toolwire serve --http 127.0.0.1:0`, and its endpoint URL.
-async fn http_server() -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn toolwire serve --http");
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
-    let url = tokio::time::timeout(Duration::from_secs(20), async {
-        while let Some(line) = lines.next_line().await.expect("stderr line") {
-            if let Some(i) = line.find("http://") {
-                return line[i..].trim().to_owned();
-            }
-        }
-        panic!("the server exited before printing its URL")
-    })
-    .await
-    .expect("the server starts in time");
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
 }
 
 fn assert_no_backtrace(err: &str) {

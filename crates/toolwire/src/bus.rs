@@ -122,7 +122,7 @@ impl NotificationBus for InMemoryBus {
                     match rx.recv().await {
                         Ok(event) => return Some((event, (rx, pending))),
                         Err(RecvError::Lagged(missed)) => {
-                            tracing::warn!(
+                            crate::log_limit::warn_limited!(
                                 missed,
                                 "a listener fell behind; resending list changes"
                             );

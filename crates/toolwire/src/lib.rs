@@ -59,6 +59,7 @@ mod context;
 pub mod fuzzing;
 mod handler;
 mod legacy;
+mod log_limit;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;

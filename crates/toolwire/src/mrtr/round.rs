@@ -155,7 +155,7 @@ impl Server {
         arguments: &Value,
     ) -> Outcome {
         if let Some(why) = ir.error {
-            tracing::error!("a handler built an invalid input_required: {why}");
+            crate::log_limit::error_limited!("a handler built an invalid input_required: {why}");
             return Outcome::error(ErrorObject::internal(
                 "the server built an invalid input request",
             ));
@@ -196,7 +196,7 @@ impl Server {
         let sealed = match seal::seal(keys, &binding, m.round, &state, ttl, SystemTime::now()) {
             Ok(s) => s,
             Err(e) => {
-                tracing::error!("sealing requestState failed: {e}");
+                crate::log_limit::error_limited!("sealing requestState failed: {e}");
                 return Outcome::error(ErrorObject::internal("could not seal requestState"));
             }
         };

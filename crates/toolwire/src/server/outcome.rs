@@ -249,7 +249,7 @@ impl Reply {
     /// `-32603` for a request whose handler panicked (logged here), which
     /// every transport answers instead of dropping the request.
     pub(crate) fn panicked(id: &RequestId) -> Self {
-        tracing::error!(id = %id, "a request handler panicked");
+        crate::log_limit::error_limited!(id = %id, "a request handler panicked");
         Self::error(
             Some(id),
             &ErrorObject::internal("the request handler panicked"),

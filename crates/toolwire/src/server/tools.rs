@@ -113,7 +113,7 @@ impl Server {
                         Some(v) => schema.check(v),
                     };
                     if let Err(why) = checked {
-                        tracing::error!(tool = %name, "structuredContent does not match outputSchema:{why}");
+                        crate::log_limit::error_limited!(tool = %name, "structuredContent does not match outputSchema:{why}");
                         return Outcome::error(ErrorObject::internal(format!(
                             "tool {name:?} produced output that does not match its outputSchema"
                         )));

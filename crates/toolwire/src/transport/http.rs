@@ -13,6 +13,7 @@
 
 mod body;
 mod config;
+mod early;
 mod handle;
 mod legacy;
 mod listen;
@@ -84,12 +85,16 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// | check | failure |
 /// |---|---|
 /// | path | `404`, empty body |
+/// | `Host` present once and readable (HTTP/1.1, or to check a list) | `400` |
 /// | `Host` and `Origin` allow-lists | `403` |
 /// | method is `POST` | `405` with `Allow: POST` |
+/// | `Transfer-Encoding` is `chunked` alone, if any | `501` (another coding), `400` (`chunked` twice) |
 /// | `Accept` lists `application/json` and `text/event-stream` | `406` |
 /// | `Content-Type` is `application/json` | `415` |
+/// | `Content-Encoding` is absent or `identity` | `415` with `Accept-Encoding: identity` |
+/// | declared body size | `413` |
 /// | concurrent-request limits, the client's then the server's | `503` with `Retry-After: 1` |
-/// | body size (declared, then read) / body read time | `413` / `408` |
+/// | body size as read / body read time | `413` / `408` |
 /// | JSON nesting depth, then parsing | `400` with `-32700` or `-32600` |
 /// | a notification | `202`, empty body |
 /// | a response (clients must not send them) | `400` with `-32600` |
@@ -99,7 +104,16 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 ///
 /// Error bodies are JSON-RPC error responses; they echo the request id when
 /// the body was read far enough to know it, and have no `id` member
-/// otherwise.
+/// otherwise. The `400`, `403`, `406` and `415` answers of the head checks
+/// read the body (within its limits) to find the id, unless it is coded.
+/// (hyper itself answers `400`, without a body, to a request whose last
+/// transfer coding is not `chunked`.)
+///
+/// After an answer that leaves the body unread (`413`, and the refusals of
+/// the head checks), the rest of the body is read and thrown away, within
+/// [`HttpConfig::max_drain_bytes`] and [`HttpConfig::read_timeout`], so
+/// that a client that writes its whole body before reading gets the answer
+/// rather than a connection reset.
 ///
 /// # Status mapping
 ///

@@ -245,6 +245,16 @@ fn register(server: &Server, drops: mpsc::UnboundedSender<(String, bool)>) {
                 }
                 "unreachable"
             }),
+        // Declares structured output and returns none: a server bug that
+        // each call reveals (and logs).
+        Tool::builder("misfit")
+            .input_schema(json!({ "type": "object" }))
+            .output_schema(json!({
+                "type": "object",
+                "properties": { "n": { "type": "integer" } },
+                "required": ["n"]
+            }))
+            .handler(|_: Value, _| async move { "no structured content" }),
         Tool::builder("sleep").input::<SleepInput>().handler(
             |i: SleepInput, cx: RequestContext| async move {
                 if i.notify {

@@ -21,9 +21,10 @@ pub(super) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// one). The README's Security section lists every limit.
 ///
 /// Every setter keeps its value in the range the transport can serve:
-/// limits and counts are at least 1, time limits at least 1 ms (the
-/// shutdown grace may be zero) and at most a year. A value outside is moved
-/// to the nearest bound, so no setting can make a request panic.
+/// limits and counts are at least 1 (the drain limit may be zero), time
+/// limits at least 1 ms (the shutdown grace may be zero) and at most a
+/// year. A value outside is moved to the nearest bound, so no setting can
+/// make a request panic.
 ///
 /// # Example
 ///
@@ -75,6 +76,7 @@ pub struct HttpConfig {
     pub(crate) max_connections: Option<usize>,
     pub(crate) max_connections_per_client: usize,
     pub(crate) write_timeout: Duration,
+    pub(crate) max_drain_bytes: usize,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +111,7 @@ impl HttpConfig {
             max_connections: None,
             max_connections_per_client: 256,
             write_timeout: Duration::from_secs(30),
+            max_drain_bytes: 16 * 1024 * 1024,
         }
     }
 
@@ -457,6 +460,26 @@ impl HttpConfig {
     #[must_use]
     pub fn with_write_timeout(mut self, timeout: Duration) -> Self {
         self.write_timeout = timeout_within_bounds(timeout);
+        self
+    }
+
+    /// How much of a request body an early answer left unread (`413`,
+    /// `403`, `415`, ...) is still read and thrown away after it, within
+    /// [`read_timeout`](Self::read_timeout), before the request's exchange
+    /// ends ("lingering close"). A client that sends its whole body before
+    /// it reads, as Python's `http.client` does, then reads the answer
+    /// instead of a connection reset. A body with more left than this, or
+    /// slower, is cut off by closing the connection. Not done for a
+    /// request that sent `Expect: 100-continue`: its body never comes.
+    pub fn max_drain_bytes(&self) -> usize {
+        self.max_drain_bytes
+    }
+
+    /// Sets how much of an unread body is drained after an early answer
+    /// (default 16 MiB; 0 drains nothing and closes at once).
+    #[must_use]
+    pub fn with_max_drain_bytes(mut self, bytes: usize) -> Self {
+        self.max_drain_bytes = bytes;
         self
     }
 }

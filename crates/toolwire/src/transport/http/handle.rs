@@ -4,11 +4,14 @@
 //! stream. Legacy sessions' own exchanges are in `legacy.rs`.
 
 use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
+use super::early::Refused;
 use super::listen::ListenStream;
-use super::negotiate::{accepts_json_and_sse, is_json_content_type};
+use super::negotiate::{
+    accepts_json_and_sse, check_transfer_coding, is_identity_coded, is_json_content_type,
+};
 use super::origin::Refusal;
 use super::peers::{self, Kind};
-use super::read::{ReadError, read_limited};
+use super::read::{ReadError, exceeds, read_limited};
 use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit, names};
 use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
@@ -135,6 +138,22 @@ pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
 /// the happy path's `Result`s small.
 pub(super) type Early = Box<Response<HttpBody>>;
 
+/// Why the head checks did not pass.
+pub(super) enum HeadError {
+    /// Answered from the head alone (wrong path or method, a legacy
+    /// session's GET or DELETE).
+    Answered(Early),
+    /// Refused; the answer may echo the body's id and drains the body.
+    Refused(Box<Refused>),
+}
+
+/// Why a body could not be read: too large (the rest can be drained) or
+/// anything else (too slow, or the transport failed: nothing to drain).
+pub(super) enum BodyError {
+    TooLarge(Early),
+    Failed(Early),
+}
+
 /// What the head says about the era, read once: the `Mcp-Session-Id` a
 /// request names, when legacy sessions are served and the
 /// `MCP-Protocol-Version` header is not the modern one (a modern request
@@ -174,8 +193,17 @@ impl HttpService {
         let (parts, body) = req.into_parts();
         let head = match self.check_head(&parts) {
             Ok(head) => head,
-            Err(early) => return HttpResponseFuture::ready(*early),
+            Err(HeadError::Answered(early)) => return HttpResponseFuture::ready(*early),
+            Err(HeadError::Refused(refused)) => {
+                return HttpResponseFuture::boxed(self.refuse(parts.headers, body, refused));
+            }
         };
+        // A declared length over the limit is refused before anything is
+        // read, and the body drained after the answer.
+        if exceeds(body.size_hint().lower(), self.shared.config.max_body_bytes) {
+            let res = self.linger(self.too_large(), &parts.headers, body);
+            return HttpResponseFuture::ready(res);
+        }
         let permit = match self.admit() {
             Ok(permit) => permit,
             Err(early) => return HttpResponseFuture::ready(*early),
@@ -197,9 +225,18 @@ impl HttpService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let bytes = match self.read_body(body).await {
+        let mut body = pin!(body);
+        let bytes = match self.read_body(body.as_mut()).await {
             Ok(bytes) => bytes,
-            Err(early) => return *early,
+            Err(BodyError::TooLarge(early)) => {
+                // Over the limit while reading (the length was not
+                // declared): the body stays in this future, so it is
+                // drained before the answer, holding no request slot.
+                drop(permit);
+                self.drain_now(body).await;
+                return *early;
+            }
+            Err(BodyError::Failed(early)) => return *early,
         };
         match self.route(&headers, &head, bytes, permit) {
             Ok(Route::Modern(run)) => run.await,
@@ -348,9 +385,9 @@ impl HttpService {
     }
 
     /// The checks that need only the request head, for both eras: path,
-    /// allow-lists, method, content negotiation. A legacy session's GET
-    /// (its standalone stream) and DELETE are answered here.
-    fn check_head(&self, parts: &http::request::Parts) -> Result<Head, Early> {
+    /// allow-lists, method, framing, content negotiation. A legacy
+    /// session's GET (its standalone stream) and DELETE are answered here.
+    fn check_head(&self, parts: &http::request::Parts) -> Result<Head, HeadError> {
         let shared = &*self.shared;
         if shared
             .config
@@ -358,48 +395,62 @@ impl HttpService {
             .as_deref()
             .is_some_and(|p| p != parts.uri.path())
         {
-            return Err(Box::new(with_status(
+            return Err(HeadError::Answered(Box::new(with_status(
                 StatusCode::NOT_FOUND,
                 HttpBody::empty(),
-            )));
+            ))));
         }
         // Spec: basic/transports/streamable-http.mdx#security--endpoint;
         // (2025-11-25) basic/transports.mdx#security-warning
-        if let Err(refusal) = shared.policy.check(parts.uri.authority(), &parts.headers) {
-            let what = match refusal {
-                Refusal::Host => "Host",
-                Refusal::Origin => "Origin",
+        if let Err(refusal) =
+            shared
+                .policy
+                .check(parts.version, parts.uri.authority(), &parts.headers)
+        {
+            let (status, why) = match refusal {
+                Refusal::BadHost => (
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: the Host header must appear once, as host[:port]",
+                ),
+                Refusal::Host => (StatusCode::FORBIDDEN, "Forbidden: Host is not allowed"),
+                Refusal::Origin => (StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed"),
             };
-            tracing::debug!(header = what, "refused by the host/origin allow-list");
-            let e = ErrorObject::invalid_request(format!("Forbidden: {what} is not allowed"));
-            return Err(Box::new(error(StatusCode::FORBIDDEN, None, &e)));
+            tracing::debug!(?refusal, "refused by the host/origin check");
+            return Err(HeadError::Refused(Refused::new(status, why)));
         }
         let head = self.read_head(&parts.headers);
         if parts.method != Method::POST {
-            return Err(Box::new(match &head.session_id {
+            return Err(HeadError::Answered(Box::new(match &head.session_id {
                 Some(sid) if parts.method == Method::GET => self.open_stream(parts, sid),
                 Some(sid) if parts.method == Method::DELETE => self.delete(sid),
                 // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
                 // — GET and DELETE (and anything else) get 405.
                 _ => not_allowed(&parts.method, head.session_id.is_some()),
-            }));
+            })));
+        }
+        if let Err(status) = check_transfer_coding(&parts.headers) {
+            let why = if status == StatusCode::NOT_IMPLEMENTED {
+                "Not Implemented: the only transfer coding served is chunked"
+            } else {
+                "Bad Request: chunked must be applied once"
+            };
+            return Err(HeadError::Refused(Refused::new(status, why).coded()));
         }
         // Spec: basic/transports/streamable-http.mdx#sending-messages
         if !accepts_json_and_sse(&parts.headers) {
-            let e = ErrorObject::invalid_request(
+            return Err(HeadError::Refused(Refused::new(
+                StatusCode::NOT_ACCEPTABLE,
                 "Not Acceptable: Accept must list both application/json and text/event-stream",
-            );
-            return Err(Box::new(error(StatusCode::NOT_ACCEPTABLE, None, &e)));
+            )));
         }
         if !is_json_content_type(&parts.headers) {
-            let e = ErrorObject::invalid_request(
-                "Unsupported Media Type: Content-Type must be application/json",
-            );
-            return Err(Box::new(error(
+            return Err(HeadError::Refused(Refused::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                None,
-                &e,
+                "Unsupported Media Type: Content-Type must be application/json",
             )));
+        }
+        if !is_identity_coded(&parts.headers) {
+            return Err(HeadError::Refused(Refused::content_coding()));
         }
         Ok(head)
     }
@@ -457,9 +508,18 @@ impl HttpService {
         })
     }
 
+    /// `413`: the body is over the limit.
+    pub(super) fn too_large(&self) -> Response<HttpBody> {
+        let e = ErrorObject::invalid_request(format!(
+            "Payload Too Large: the body exceeds {} bytes",
+            self.shared.config.max_body_bytes
+        ));
+        error(StatusCode::PAYLOAD_TOO_LARGE, None, &e)
+    }
+
     /// Reads the body within the size and time limits, answering 413, 408
     /// or 400 when it cannot. Shared by the modern and the legacy paths.
-    pub(super) async fn read_body<B>(&self, body: B) -> Result<Bytes, Early>
+    pub(super) async fn read_body<B>(&self, body: Pin<&mut B>) -> Result<Bytes, BodyError>
     where
         B: Body,
         B::Error: Into<BoxError>,
@@ -477,23 +537,27 @@ impl HttpService {
         let bytes = match outcome {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(ReadError::TooLarge)) => {
-                let e = ErrorObject::invalid_request(format!(
-                    "Payload Too Large: the body exceeds {} bytes",
-                    config.max_body_bytes
-                ));
-                return Err(Box::new(error(StatusCode::PAYLOAD_TOO_LARGE, None, &e)));
+                return Err(BodyError::TooLarge(Box::new(self.too_large())));
             }
             Ok(Err(ReadError::Failed(why))) => {
                 tracing::debug!(error = %why, "reading a request body failed");
                 let e = ErrorObject::parse_error("the request body could not be read");
-                return Err(Box::new(error(StatusCode::BAD_REQUEST, None, &e)));
+                return Err(BodyError::Failed(Box::new(error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    &e,
+                ))));
             }
             Err(_) => {
                 let e = ErrorObject::invalid_request(format!(
                     "Request Timeout: the body did not arrive within {} ms",
                     config.read_timeout.as_millis()
                 ));
-                return Err(Box::new(error(StatusCode::REQUEST_TIMEOUT, None, &e)));
+                return Err(BodyError::Failed(Box::new(error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    None,
+                    &e,
+                ))));
             }
         };
         Ok(bytes)

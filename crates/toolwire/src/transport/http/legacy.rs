@@ -83,10 +83,14 @@ impl HttpService {
         res
     }
 
-    /// DELETE ends a session. Spec (2025-11-25): basic/transports.mdx#session-management
+    /// DELETE ends a session: `200`, empty. Spec (2025-11-25):
+    /// basic/transports.mdx#session-management names no status; the
+    /// Python SDK's client takes only 200 or 204 as success (and reports a
+    /// failed termination otherwise), so it is 200, which any client reads
+    /// as success.
     pub(super) fn delete(&self, sid: &str) -> Response<HttpBody> {
         match self.shared.sessions.as_ref().is_some_and(|s| s.remove(sid)) {
-            true => super::handle::with_status(StatusCode::ACCEPTED, HttpBody::empty()),
+            true => super::handle::with_status(StatusCode::OK, HttpBody::empty()),
             false => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
         }
     }

@@ -1,11 +1,12 @@
-//! Content negotiation: the `Accept` list a client must send and the
-//! `Content-Type` of its body.
+//! Content negotiation: the `Accept` list a client must send, the
+//! `Content-Type` of its body, and the codings applied to it (toolwire
+//! undoes `chunked` only).
 //!
 //! Spec: basic/transports/streamable-http.mdx#sending-messages — the client
 //! MUST list both `application/json` and `text/event-stream` in `Accept`.
 
-use http::HeaderMap;
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::{ACCEPT, CONTENT_ENCODING, CONTENT_TYPE, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, StatusCode};
 
 /// Whether the `Accept` header(s) make both `application/json` and
 /// `text/event-stream` acceptable.
@@ -121,6 +122,62 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
     media.eq_ignore_ascii_case("application/json")
 }
 
+/// Checks the transfer codings of the body: only `chunked`, once, is
+/// served. hyper itself answers `400` to a request whose last coding is not
+/// `chunked` (RFC 9112 §6.3: its length cannot be known) and decodes
+/// `chunked`; what reaches the service with another coding before it
+/// (`gzip, chunked`) would otherwise be read as if it were not coded.
+///
+/// Spec: RFC 9112 §6.1 — a server that receives a transfer coding it does
+/// not understand SHOULD answer `501 Not Implemented`; `chunked` applied
+/// twice breaks the rule that a sender MUST NOT do so: `400`.
+pub(super) fn check_transfer_coding(headers: &HeaderMap) -> Result<(), StatusCode> {
+    let mut values = headers.get_all(TRANSFER_ENCODING).iter();
+    match (values.next(), values.next()) {
+        (None, _) => return Ok(()),
+        (Some(v), None) if v.as_bytes() == b"chunked" => return Ok(()),
+        _ => {}
+    }
+    let mut chunked = 0_usize;
+    for coding in codings(headers, TRANSFER_ENCODING) {
+        if !coding.eq_ignore_ascii_case("chunked") {
+            return Err(StatusCode::NOT_IMPLEMENTED);
+        }
+        chunked += 1;
+    }
+    if chunked == 1 {
+        Ok(())
+    } else {
+        Err(StatusCode::BAD_REQUEST)
+    }
+}
+
+/// Whether the body has no content coding (or only `identity`): toolwire
+/// decodes none, so a compressed body is refused rather than parsed as
+/// JSON.
+///
+/// Spec: RFC 9110 §8.4 — a server MAY answer `415` to a content coding it
+/// does not accept (and §15.5.16: say which it accepts in
+/// `Accept-Encoding`).
+pub(super) fn is_identity_coded(headers: &HeaderMap) -> bool {
+    !headers.contains_key(CONTENT_ENCODING)
+        || codings(headers, CONTENT_ENCODING).all(|c| c.eq_ignore_ascii_case("identity"))
+}
+
+/// The coding names of a list header, their parameters (`;…`) left off.
+/// Empty elements are skipped (RFC 9110 §5.6.1); an unreadable value is
+/// `?`, which names no coding.
+fn codings(headers: &HeaderMap, name: HeaderName) -> impl Iterator<Item = &str> {
+    headers.get_all(name).into_iter().flat_map(|value| {
+        value
+            .to_str()
+            .unwrap_or("?")
+            .split(',')
+            .map(|c| c.split(';').next().unwrap_or_default().trim())
+            .filter(|c| !c.is_empty())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,6 +255,51 @@ mod tests {
         assert!(accept(&[
             "garbage, application/json, ;;, text/event-stream"
         ]));
+    }
+
+    fn with(name: HeaderName, values: &[&str]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for v in values {
+            headers.append(&name, HeaderValue::from_str(v).expect("header value"));
+        }
+        headers
+    }
+
+    #[test]
+    fn only_chunked_once_is_a_served_transfer_coding() {
+        let te = |values: &[&str]| check_transfer_coding(&with(TRANSFER_ENCODING, values));
+        assert_eq!(te(&[]), Ok(()));
+        assert_eq!(te(&["chunked"]), Ok(()));
+        assert_eq!(te(&["Chunked"]), Ok(()));
+        assert_eq!(te(&[" chunked , "]), Ok(()));
+        assert_eq!(te(&["gzip, chunked"]), Err(StatusCode::NOT_IMPLEMENTED));
+        assert_eq!(te(&["gzip", "chunked"]), Err(StatusCode::NOT_IMPLEMENTED));
+        assert_eq!(
+            te(&["x-custom;a=1, chunked"]),
+            Err(StatusCode::NOT_IMPLEMENTED)
+        );
+        assert_eq!(te(&["chunked, chunked"]), Err(StatusCode::BAD_REQUEST));
+        assert_eq!(te(&["chunked", "chunked"]), Err(StatusCode::BAD_REQUEST));
+        assert_eq!(te(&[""]), Err(StatusCode::BAD_REQUEST));
+    }
+
+    #[test]
+    fn only_identity_is_a_served_content_coding() {
+        let ce = |values: &[&str]| is_identity_coded(&with(CONTENT_ENCODING, values));
+        assert!(ce(&[]));
+        assert!(ce(&["identity"]));
+        assert!(ce(&["IDENTITY, identity"]));
+        assert!(ce(&[""]));
+        for coded in ["gzip", "br", "deflate", "identity, gzip", "x-gzip", "zstd"] {
+            assert!(!ce(&[coded]), "{coded}");
+        }
+        let mut obs = HeaderMap::new();
+        obs.insert(
+            CONTENT_ENCODING,
+            HeaderValue::from_bytes(b"\xffgzip").expect("obs-text value"),
+        );
+        assert!(!ce(&["identity", "gzip"]));
+        assert!(!is_identity_coded(&obs));
     }
 
     #[test]

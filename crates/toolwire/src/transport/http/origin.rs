@@ -116,7 +116,13 @@ pub(super) struct OriginPolicy {
 /// Why a request was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Refusal {
-    /// The `Host` (or URI authority) is missing or not allowed.
+    /// The `Host` is missing, repeated or not a readable authority: a bad
+    /// request, whatever the allow-list says.
+    ///
+    /// Spec: RFC 9112 §3.2 — a server MUST answer `400` to an HTTP/1.1
+    /// request without `Host`, with more than one, or with an invalid one.
+    BadHost,
+    /// The `Host` (or URI authority) is not allowed.
     Host,
     /// The `Origin` is present and not allowed.
     Origin,
@@ -144,28 +150,36 @@ impl OriginPolicy {
     }
 
     /// Checks the request's authority and `Origin`.
+    ///
+    /// HTTP/2 and absolute-form requests carry the authority in the URI;
+    /// HTTP/1.1 in `Host`, which must then be there, once, and readable
+    /// (even with no allow-list). Without a list, HTTP/1.0 requests need
+    /// no `Host`.
     pub(super) fn check(
         &self,
+        version: http::Version,
         authority: Option<&http::uri::Authority>,
         headers: &HeaderMap,
     ) -> Result<(), Refusal> {
-        if let Some(hosts) = &self.hosts {
-            // HTTP/2 and absolute-form requests carry the authority in the
-            // URI; HTTP/1.1 in `Host`.
-            let host = match authority {
-                Some(a) => Some(a.as_str()),
-                None => single(headers, HOST),
-            };
-            if host.is_some_and(|h| hosts.iter().any(|p| p.matches_exact(h.as_bytes()))) {
-                return self.check_origin(headers);
+        let Some(hosts) = &self.hosts else {
+            if authority.is_none()
+                && version == http::Version::HTTP_11
+                && single(headers, HOST).and_then(parse_authority).is_none()
+            {
+                return Err(Refusal::BadHost);
             }
-            let parsed = host.and_then(parse_authority);
-            let Some((host, port)) = parsed else {
-                return Err(Refusal::Host);
-            };
-            if !hosts.iter().any(|p| p.matches(None, host, port)) {
-                return Err(Refusal::Host);
-            }
+            return self.check_origin(headers);
+        };
+        let host = match authority {
+            Some(a) => a.as_str(),
+            None => single(headers, HOST).ok_or(Refusal::BadHost)?,
+        };
+        if hosts.iter().any(|p| p.matches_exact(host.as_bytes())) {
+            return self.check_origin(headers);
+        }
+        let (host, port) = parse_authority(host).ok_or(Refusal::BadHost)?;
+        if !hosts.iter().any(|p| p.matches(None, host, port)) {
+            return Err(Refusal::Host);
         }
         self.check_origin(headers)
     }
@@ -239,7 +253,7 @@ mod tests {
         if let Some(o) = origin {
             headers.insert(ORIGIN, HeaderValue::from_str(o).expect("origin"));
         }
-        policy.check(None, &headers)
+        policy.check(http::Version::HTTP_11, None, &headers)
     }
 
     #[test]
@@ -308,16 +322,44 @@ mod tests {
             "localhost.evil.com",
             "127.0.0.2",
             "[::2]",
-            "localhost:99999",
-            "localhost:",
-            "user@localhost",
-            "localhost/x",
-            "::1",
-            "",
         ] {
             assert_eq!(check(&p, Some(host), None), Err(Refusal::Host), "{host:?}");
         }
-        assert_eq!(check(&p, None, None), Err(Refusal::Host));
+    }
+
+    #[test]
+    fn missing_or_unreadable_host_is_a_bad_request() {
+        for p in [local(), OriginPolicy::new(None, None)] {
+            for host in [
+                "localhost:99999",
+                "localhost:",
+                "user@localhost",
+                "localhost/x",
+                "::1",
+                "",
+            ] {
+                assert_eq!(
+                    check(&p, Some(host), None),
+                    Err(Refusal::BadHost),
+                    "{host:?}"
+                );
+            }
+            assert_eq!(check(&p, None, None), Err(Refusal::BadHost));
+        }
+        // HTTP/1.0 needs no Host, unless a list must check it.
+        let headers = HeaderMap::new();
+        let any = OriginPolicy::new(None, None);
+        assert_eq!(any.check(http::Version::HTTP_10, None, &headers), Ok(()));
+        assert_eq!(
+            local().check(http::Version::HTTP_10, None, &headers),
+            Err(Refusal::BadHost)
+        );
+        // The URI's authority (HTTP/2, absolute form) stands for Host.
+        let authority: http::uri::Authority = "localhost:1".parse().expect("authority");
+        assert_eq!(
+            local().check(http::Version::HTTP_2, Some(&authority), &headers),
+            Ok(())
+        );
     }
 
     #[test]
@@ -400,7 +442,6 @@ mod tests {
             ),
             Ok(())
         );
-        assert_eq!(check(&p, None, None), Ok(()));
     }
 
     #[test]
@@ -409,7 +450,10 @@ mod tests {
         let authority: http::uri::Authority = "evil.example.com".parse().expect("authority");
         let mut headers = HeaderMap::new();
         headers.insert(HOST, HeaderValue::from_static("localhost"));
-        assert_eq!(p.check(Some(&authority), &headers), Err(Refusal::Host));
+        assert_eq!(
+            p.check(http::Version::HTTP_11, Some(&authority), &headers),
+            Err(Refusal::Host)
+        );
     }
 
     #[test]
@@ -418,11 +462,17 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.append(HOST, HeaderValue::from_static("localhost"));
         headers.append(HOST, HeaderValue::from_static("localhost"));
-        assert_eq!(p.check(None, &headers), Err(Refusal::Host));
+        assert_eq!(
+            p.check(http::Version::HTTP_11, None, &headers),
+            Err(Refusal::BadHost)
+        );
         let mut headers = HeaderMap::new();
         headers.append(HOST, HeaderValue::from_static("localhost"));
         headers.append(ORIGIN, HeaderValue::from_static("http://localhost"));
         headers.append(ORIGIN, HeaderValue::from_static("http://localhost"));
-        assert_eq!(p.check(None, &headers), Err(Refusal::Origin));
+        assert_eq!(
+            p.check(http::Version::HTTP_11, None, &headers),
+            Err(Refusal::Origin)
+        );
     }
 }

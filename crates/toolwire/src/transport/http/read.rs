@@ -1,10 +1,10 @@
-//! Reading a request body within the size limit, and the nesting pre-scan
-//! that runs before the JSON parser sees the bytes.
+//! Reading a request body within the size limit, or discarding what is
+//! left of one.
 
 use bytes::{Buf, Bytes, BytesMut};
 use http_body::Body;
 use http_body_util::BodyExt;
-use std::pin::pin;
+use std::pin::Pin;
 
 /// Why a body could not be read.
 #[derive(Debug)]
@@ -20,17 +20,17 @@ pub(super) enum ReadError {
 /// A declared length over the limit is refused before anything is read, and
 /// a body is never buffered beyond the limit. A body that arrives in one
 /// frame is returned without copying.
-pub(super) async fn read_limited<B>(body: B, limit: usize) -> Result<Bytes, ReadError>
+/// The body stays with the caller, which can drain the rest after a
+/// refusal.
+pub(super) async fn read_limited<B>(mut body: Pin<&mut B>, limit: usize) -> Result<Bytes, ReadError>
 where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limit64 = u64::try_from(limit).unwrap_or(u64::MAX);
     let hint = body.size_hint();
-    if hint.lower() > limit64 {
+    if exceeds(hint.lower(), limit) {
         return Err(ReadError::TooLarge);
     }
-    let mut body = pin!(body);
     let mut first: Option<Bytes> = None;
     let mut rest: Option<BytesMut> = None;
     let mut total = 0_usize;
@@ -81,15 +81,39 @@ where
     })
 }
 
+/// Whether a declared length is over `limit`.
+pub(super) fn exceeds(declared: u64, limit: usize) -> bool {
+    declared > u64::try_from(limit).unwrap_or(u64::MAX)
+}
+
+/// Reads and throws away the rest of `body`, up to `max` bytes. Returns
+/// whether the body ended within them (the connection can then be kept).
+pub(super) async fn discard<B: Body>(mut body: Pin<&mut B>, max: usize) -> bool {
+    let mut seen = 0_usize;
+    while let Some(frame) = body.as_mut().frame().await {
+        let Ok(frame) = frame else {
+            return false;
+        };
+        if let Ok(data) = frame.into_data() {
+            seen = seen.saturating_add(data.remaining());
+            if seen > max {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use http_body_util::{Full, StreamBody};
     use std::convert::Infallible;
+    use std::pin::pin;
 
     #[tokio::test]
     async fn reads_one_frame_and_many_frames() {
-        let one = read_limited(Full::new(Bytes::from_static(b"hello")), 10)
+        let one = read_limited(pin!(Full::new(Bytes::from_static(b"hello"))), 10)
             .await
             .expect("read");
         assert_eq!(&one[..], b"hello");
@@ -97,7 +121,7 @@ mod tests {
             ["ab", "", "cd", "e"]
                 .map(|s| Ok::<_, Infallible>(http_body::Frame::data(Bytes::from(s)))),
         );
-        let many = read_limited(StreamBody::new(frames), 5)
+        let many = read_limited(pin!(StreamBody::new(frames)), 5)
             .await
             .expect("read");
         assert_eq!(&many[..], b"abcde");
@@ -105,12 +129,27 @@ mod tests {
 
     #[tokio::test]
     async fn over_the_limit_is_refused() {
-        let declared = read_limited(Full::new(Bytes::from_static(b"hello")), 4).await;
+        let declared = read_limited(pin!(Full::new(Bytes::from_static(b"hello"))), 4).await;
         assert!(matches!(declared, Err(ReadError::TooLarge)));
         let frames = futures_util::stream::iter(
             ["abc", "def"].map(|s| Ok::<_, Infallible>(http_body::Frame::data(Bytes::from(s)))),
         );
-        let streamed = read_limited(StreamBody::new(frames), 5).await;
+        let mut body = pin!(StreamBody::new(frames));
+        let streamed = read_limited(body.as_mut(), 5).await;
         assert!(matches!(streamed, Err(ReadError::TooLarge)));
+        // The rest is still there to drain.
+        assert!(discard(body, 3).await);
+    }
+
+    #[tokio::test]
+    async fn discard_stops_past_its_limit() {
+        let frames = || {
+            futures_util::stream::iter(
+                ["abc", "def", "ghi"]
+                    .map(|s| Ok::<_, Infallible>(http_body::Frame::data(Bytes::from(s)))),
+            )
+        };
+        assert!(discard(pin!(StreamBody::new(frames())), 9).await);
+        assert!(!discard(pin!(StreamBody::new(frames())), 8).await);
     }
 }

@@ -6,6 +6,7 @@
 use super::peers::{self, Kind, Peers};
 use super::timed_io::WriteTimeout;
 use super::{HttpConfig, HttpService};
+use crate::log_limit;
 use crate::server::Server;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -17,7 +18,6 @@ use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Binds `addr` and serves `server` on it until `shutdown` resolves.
@@ -107,7 +107,10 @@ where
                         .and_then(|c| peers::acquire(c, Kind::Connection, per_client));
                     let (Some(counts), Some(held)) = (counts, held) else {
                         // Over its address's share: closed at once.
-                        backoff.refused(peer.ip());
+                        log_limit::warn_limited!(
+                            peer = %peer.ip(),
+                            "closing connections over the per-address limit"
+                        );
                         drop(stream);
                         continue;
                     };
@@ -195,28 +198,15 @@ fn default_max_connections() -> usize {
     soft.map_or(FALLBACK, |n| (n / 4 * 3).clamp(1, CEILING))
 }
 
-/// How often a repeated accept-loop condition is logged.
-const LOG_EVERY: Duration = Duration::from_secs(10);
-
-/// The accept loop's back-off on failures, and its rate-limited logs: once
-/// per [`LOG_EVERY`], with the count since the last line.
+/// The accept loop's back-off on failures. Its log line is rate-limited
+/// (`log_limit`): a full fd table must not flood the log.
 struct Backoff {
     delay: Duration,
-    failures: u64,
-    last_failure_log: Option<Instant>,
-    refusals: u64,
-    last_refusal_log: Option<Instant>,
 }
 
 impl Default for Backoff {
     fn default() -> Self {
-        Self {
-            delay: Self::FIRST,
-            failures: 0,
-            last_failure_log: None,
-            refusals: 0,
-            last_refusal_log: None,
-        }
+        Self { delay: Self::FIRST }
     }
 }
 
@@ -228,41 +218,11 @@ impl Backoff {
         self.delay = Self::FIRST;
     }
 
-    fn due(last: &mut Option<Instant>) -> bool {
-        let now = Instant::now();
-        let due = last.is_none_or(|at| now.saturating_duration_since(at) >= LOG_EVERY);
-        if due {
-            *last = Some(now);
-        }
-        due
-    }
-
     /// An accept failed: log (rate-limited) and wait, longer each time in a
     /// row (EMFILE/ENFILE clear only when a connection closes).
     async fn failed(&mut self, e: &io::Error) {
-        self.failures += 1;
-        if Self::due(&mut self.last_failure_log) {
-            tracing::warn!(
-                error = %e,
-                failures = self.failures,
-                "accepting connections failed; backing off"
-            );
-            self.failures = 0;
-        }
+        log_limit::warn_limited!(error = %e, "accepting connections failed; backing off");
         tokio::time::sleep(self.delay).await;
         self.delay = (self.delay * 2).min(Self::MOST);
-    }
-
-    /// A connection over its address's limit was closed.
-    fn refused(&mut self, ip: std::net::IpAddr) {
-        self.refusals += 1;
-        if Self::due(&mut self.last_refusal_log) {
-            tracing::warn!(
-                peer = %ip,
-                refused = self.refusals,
-                "closing connections over the per-address limit"
-            );
-            self.refusals = 0;
-        }
     }
 }

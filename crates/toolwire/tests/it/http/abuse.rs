@@ -2,10 +2,12 @@
 //! and keeps serving everyone else.
 
 use super::TestServer;
-use super::client::{Open, Req, exchange};
+use super::client::{Open, Req, Resp, exchange};
 use serde_json::json;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolwire::HttpConfig;
 
@@ -144,4 +146,150 @@ async fn garbage_bytes_do_not_hurt() {
     let resp = req.send(s.addr).await;
     assert_eq!(resp.status, 400);
     s.assert_healthy().await;
+}
+
+/// Writes all of `bytes` before reading anything, as Python's
+/// `http.client` does, then reads the answer to the end.
+async fn write_all_then_read(addr: std::net::SocketAddr, bytes: &[u8]) -> Resp {
+    let mut stream = TcpStream::connect(addr).await.expect("connect");
+    let written = tokio::time::timeout(Duration::from_secs(20), stream.write_all(bytes)).await;
+    assert!(
+        matches!(written, Ok(Ok(()))),
+        "writing the body failed: {written:?}"
+    );
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut buf)).await;
+    assert!(
+        matches!(read, Ok(Ok(_))),
+        "reading the answer failed after {} bytes: {read:?}",
+        buf.len()
+    );
+    Resp::parse(&buf)
+        .unwrap_or_else(|| panic!("unreadable response: {:?}", String::from_utf8_lossy(&buf)))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_that_writes_all_nine_mib_before_reading_reads_the_413() {
+    let s = TestServer::start().await;
+    let mut req = Req::call("echo", json!({}));
+    req.body = padded_call(NINE_MIB);
+    let mut bytes = req.head(s.addr, Some(NINE_MIB));
+    bytes.extend_from_slice(&req.body);
+    let resp = write_all_then_read(s.addr, &bytes).await;
+    assert_eq!(resp.status, 413, "{}", resp.text());
+    assert_eq!(resp.code(), -32600);
+
+    // The same when the limit is found while reading a chunked body.
+    let req = Req::call("echo", json!({})).add("Transfer-Encoding", "chunked");
+    let mut bytes = req.head(s.addr, None);
+    for chunk in padded_call(NINE_MIB).chunks(64 * 1024) {
+        bytes.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        bytes.extend_from_slice(chunk);
+        bytes.extend_from_slice(b"\r\n");
+    }
+    bytes.extend_from_slice(b"0\r\n\r\n");
+    let resp = write_all_then_read(s.addr, &bytes).await;
+    assert_eq!(resp.status, 413, "{}", resp.text());
+
+    // And for a refusal from the head: the id is echoed too.
+    let mut req = Req::call("echo", json!({})).set("Origin", "http://evil.example.com");
+    req.body = padded_call(2 * 1024 * 1024);
+    let mut bytes = req.head(s.addr, Some(req.body.len()));
+    bytes.extend_from_slice(&req.body);
+    let resp = write_all_then_read(s.addr, &bytes).await;
+    assert_eq!(resp.status, 403, "{}", resp.text());
+    assert_eq!(resp.json()["id"], 1);
+    s.assert_healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_that_never_ends_after_a_413_is_cut_off_in_bounded_time() {
+    let config = HttpConfig::new().with_read_timeout(Duration::from_millis(800));
+    let s = TestServer::with(config).await;
+    let req = Req::call("echo", json!({}));
+    // Declares 9 MiB, sends 1 MiB and then nothing.
+    let mut open = Open::send_head(s.addr, &req, NINE_MIB).await;
+    open.stream
+        .write_all(&vec![b'a'; 1024 * 1024])
+        .await
+        .expect("write");
+    let started = Instant::now();
+    open.read_until(b"\r\n\r\n", Duration::from_secs(5)).await;
+    assert!(
+        open.buf.starts_with(b"HTTP/1.1 413"),
+        "{:?}",
+        String::from_utf8_lossy(&open.buf)
+    );
+    assert!(
+        open.closed_within(Duration::from_secs(5)).await,
+        "the connection was held open"
+    );
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(3), "cut off after {took:?}");
+
+    // The same for a drain past its byte limit: the server stops reading
+    // and closes instead of swallowing an endless body.
+    let config = HttpConfig::new().with_max_drain_bytes(64 * 1024);
+    let s = TestServer::with(config).await;
+    let mut open = Open::send_head(s.addr, &req, NINE_MIB).await;
+    let started = Instant::now();
+    let mut sent = 0_usize;
+    let closed = tokio::time::timeout(Duration::from_secs(10), async {
+        let chunk = vec![b'a'; 64 * 1024];
+        while open.stream.write_all(&chunk).await.is_ok() {
+            sent += chunk.len();
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the server kept reading {sent} bytes");
+    assert!(sent < NINE_MIB, "the server read all {sent} bytes");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    s.assert_healthy().await;
+}
+
+/// Counts the `WARN` and `ERROR` events emitted on this thread.
+struct CountWarnings(Arc<AtomicUsize>);
+
+impl tracing::Subscriber for CountWarnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() <= tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// A client that can make a handler panic, or make it return output its
+/// schema refuses, gets its error answer every time; the log gets a line
+/// per interval, not one per request.
+#[tokio::test]
+async fn a_flood_of_failing_handlers_logs_a_bounded_number_of_lines() {
+    const FLOOD: usize = 200;
+    let lines = Arc::new(AtomicUsize::new(0));
+    // The current-thread runtime runs the server on this thread, where the
+    // counter is the subscriber.
+    let _guard = tracing::subscriber::set_default(CountWarnings(Arc::clone(&lines)));
+    let s = TestServer::start().await;
+    // Panics are reported by the panic hook too: silence it meanwhile.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    for i in 0..FLOOD {
+        let tool = if i % 2 == 0 { "explode" } else { "misfit" };
+        let resp = Req::call(tool, json!({})).send(s.addr).await;
+        assert_eq!(resp.status, 500, "{tool}: {}", resp.text());
+        assert_eq!(resp.code(), -32603);
+    }
+    std::panic::set_hook(hook);
+    let logged = lines.load(Ordering::Relaxed);
+    assert!(
+        logged <= 2,
+        "{logged} WARN/ERROR lines for {FLOOD} failing requests"
+    );
 }

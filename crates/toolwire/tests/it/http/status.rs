@@ -2,7 +2,7 @@
 //! goes with it.
 
 use super::TestServer;
-use super::client::{Open, Req, call_body, meta};
+use super::client::{Open, Req, Resp, call_body, meta};
 use serde_json::json;
 use std::time::Duration;
 use toolwire::HttpConfig;
@@ -188,6 +188,7 @@ async fn accept_without_both_types_is_406() {
         let resp = call().set("Accept", accept).send(s.addr).await;
         assert_eq!(resp.status, 406, "{accept}");
         assert_eq!(resp.code(), -32600);
+        assert_eq!(resp.json()["id"], 1, "the id is echoed: {}", resp.text());
     }
     assert_eq!(call().without("Accept").send(s.addr).await.status, 406);
     for accept in [
@@ -209,6 +210,7 @@ async fn non_json_content_type_is_415() {
     for ct in ["text/plain", "application/x-www-form-urlencoded"] {
         let resp = call().set("Content-Type", ct).send(s.addr).await;
         assert_eq!(resp.status, 415, "{ct}");
+        assert_eq!(resp.json()["id"], 1, "the id is echoed: {}", resp.text());
     }
     assert_eq!(
         call().without("Content-Type").send(s.addr).await.status,
@@ -229,7 +231,14 @@ async fn foreign_host_is_403() {
         .send(s.addr)
         .await;
     assert_eq!(resp.status, 403);
-    assert!(resp.json().get("id").is_none());
+    assert_eq!(resp.code(), -32600);
+    assert_eq!(resp.json()["id"], 1, "the id is echoed: {}", resp.text());
+    // An id that is not there, or not readable, is not echoed.
+    let mut no_id = Req::call("echo", json!({ "text": "x" })).set("Host", "evil.example.com");
+    no_id.body = b"{not json".to_vec();
+    let resp = no_id.send(s.addr).await;
+    assert_eq!(resp.status, 403);
+    assert!(resp.json().get("id").is_none(), "{}", resp.text());
     for host in ["localhost:1234", "[::1]:80"] {
         let resp = Req::call("echo", json!({ "text": "x" }))
             .set("Host", host)
@@ -248,6 +257,7 @@ async fn foreign_origin_is_403_and_local_origin_is_served() {
         .send(s.addr)
         .await;
     assert_eq!(resp.status, 403);
+    assert_eq!(resp.json()["id"], 1, "the id is echoed: {}", resp.text());
     // The DNS-rebinding probe: attacker host and origin together.
     let resp = call()
         .set("Host", "evil.example.com")
@@ -344,5 +354,123 @@ async fn panicking_handler_is_500_internal_error() {
     assert_eq!(resp.status, 500, "{}", resp.text());
     assert_eq!(resp.code(), -32603);
     assert_eq!(resp.json()["id"], 1);
+    s.assert_healthy().await;
+}
+
+/// Sends raw bytes and parses the answer.
+async fn raw(addr: std::net::SocketAddr, bytes: &[u8]) -> Resp {
+    super::client::exchange(addr, bytes.to_vec()).await
+}
+
+/// A complete `tools/call` request with the given extra head lines and no
+/// `Host` of its own unless `extra` has one.
+fn head_with(extra: &str, body: &[u8]) -> Vec<u8> {
+    let mut out = format!(
+        "POST /mcp HTTP/1.1\r\n{extra}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(body);
+    out
+}
+
+fn echo_body() -> Vec<u8> {
+    serde_json::to_vec(&call_body(json!(5), "echo", json!({ "text": "x" }))).expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn missing_repeated_or_unreadable_host_is_400_not_403() {
+    let s = TestServer::start().await;
+    let any = TestServer::with(HttpConfig::new().with_any_host()).await;
+    for server in [&s, &any] {
+        for extra in [
+            "",
+            "Host: localhost\r\nHost: localhost\r\n",
+            "Host: user@localhost\r\n",
+        ] {
+            let resp = raw(server.addr, &head_with(extra, &echo_body())).await;
+            assert_eq!(resp.status, 400, "{extra:?}: {}", resp.text());
+            assert_eq!(resp.code(), -32600);
+            assert_eq!(resp.json()["id"], 5, "{}", resp.text());
+        }
+    }
+    // A foreign host is still 403, and HTTP/1.0 needs no Host where no
+    // list has to check it.
+    let resp = raw(
+        s.addr,
+        &head_with("Host: evil.example.com\r\n", &echo_body()),
+    )
+    .await;
+    assert_eq!(resp.status, 403);
+    let mut old = head_with("", &echo_body());
+    old.splice(0..18, b"POST /mcp HTTP/1.0".iter().copied());
+    assert_eq!(raw(any.addr, &old).await.status, 200);
+    s.assert_healthy().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compressed_body_is_415_with_accept_encoding_identity() {
+    let s = TestServer::start().await;
+    // The gzip magic and some bytes: not something toolwire decodes.
+    let gzipped = vec![
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0xae, 0x05, 0x00,
+    ];
+    for coding in ["gzip", "br", "deflate", "identity, gzip", "zstd"] {
+        let mut req = Req::call("echo", json!({ "text": "x" })).set("Content-Encoding", coding);
+        req.body = gzipped.clone();
+        let resp = req.send(s.addr).await;
+        assert_eq!(resp.status, 415, "{coding}: {}", resp.text());
+        assert_eq!(resp.header("accept-encoding"), Some("identity"), "{coding}");
+        assert_eq!(resp.code(), -32600);
+    }
+    // identity is no coding at all.
+    let resp = Req::call("echo", json!({ "text": "x" }))
+        .set("Content-Encoding", "identity")
+        .send(s.addr)
+        .await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+}
+
+/// `body` as one chunk, then the last chunk.
+fn chunked(body: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", body.len()).into_bytes();
+    out.extend_from_slice(body);
+    out.extend_from_slice(b"\r\n0\r\n\r\n");
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transfer_codings_other_than_chunked_are_refused() {
+    let s = TestServer::start().await;
+    let head = |te: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nTransfer-Encoding: {te}\r\nConnection: close\r\n\r\n",
+            s.addr
+        )
+        .into_bytes()
+    };
+    // The body is plain JSON although it claims to be gzipped: served as
+    // is before, which is the silent misreading the check prevents.
+    for (te, status) in [
+        ("gzip, chunked", 501),
+        ("x-custom, chunked", 501),
+        ("chunked, chunked", 400),
+    ] {
+        let mut bytes = head(te);
+        bytes.extend_from_slice(&chunked(&echo_body()));
+        let resp = raw(s.addr, &bytes).await;
+        assert_eq!(resp.status, status, "{te}: {}", resp.text());
+        assert_eq!(resp.code(), -32600, "{te}");
+    }
+    // A last coding other than chunked never reaches the service: hyper
+    // answers 400, as RFC 9112 §6.3 says (the length is unknowable).
+    let mut bytes = head("gzip");
+    bytes.extend_from_slice(&echo_body());
+    assert_eq!(raw(s.addr, &bytes).await.status, 400);
+    // chunked alone is served.
+    let mut bytes = head("chunked");
+    bytes.extend_from_slice(&chunked(&echo_body()));
+    let resp = raw(s.addr, &bytes).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
     s.assert_healthy().await;
 }

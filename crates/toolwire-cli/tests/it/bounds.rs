@@ -423,3 +423,137 @@ async fn near_the_fd_limit_the_server_waits_instead_of_spinning_on_accept() {
     .expect("served in time");
     assert_eq!(status, 200, "{body}");
 }
+
+/// Python's `http.client` writes the whole body before it reads anything.
+/// It must read the `413` and its JSON-RPC error, not a broken pipe or a
+/// reset: the server drains the unread body after its early answer.
+const PYTHON_POST: &str = r#"
+import http.client, json, sys
+host, port, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}
+body = json.dumps({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
+                   "params": {"name": "echo", "arguments": {"text": "a" * size},
+                              "_meta": meta}}).encode()
+conn = http.client.HTTPConnection(host, port, timeout=60)
+conn.request("POST", "/mcp", body=body, headers={
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2026-07-28",
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "echo",
+})
+response = conn.getresponse()
+print(json.dumps({"status": response.status, "body": json.loads(response.read())}))
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn python_http_client_posting_nine_mib_reads_the_413_and_its_error() {
+    let (_child, addr) = serve_http(&[]).await;
+    for round in 0..3 {
+        let out = Command::new("python3")
+            .args(["-c", PYTHON_POST])
+            .arg(addr.ip().to_string())
+            .arg(addr.port().to_string())
+            .arg((9 * 1024 * 1024).to_string())
+            .output()
+            .await
+            .expect("run python3");
+        assert!(
+            out.status.success(),
+            "round {round}: python3 failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let answer: Value = serde_json::from_slice(&out.stdout).expect("the script's JSON");
+        assert_eq!(answer["status"], 413, "{answer}");
+        assert_eq!(answer["body"]["jsonrpc"], "2.0", "{answer}");
+        assert_eq!(answer["body"]["error"]["code"], -32600, "{answer}");
+        assert!(
+            answer["body"]["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("Payload Too Large")),
+            "{answer}"
+        );
+    }
+    // Still serving.
+    let mut conn = connect_from(Ipv4Addr::LOCALHOST, addr).await;
+    let (status, body) = call_tool(&mut conn, addr, 1, "echo", json!({"text": "ok"})).await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// Sends one raw request on a new connection and reads to the end (or a
+/// reset); what comes back does not matter here.
+async fn fire(addr: SocketAddr, bytes: &[u8]) {
+    let Ok(mut stream) = TcpStream::connect(addr).await else {
+        return;
+    };
+    let _ = stream.write_all(bytes).await;
+    let mut sink = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut sink)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_bad_requests_leaves_a_bounded_number_of_log_lines() {
+    const ROUNDS: usize = 40;
+    let (_child, addr, log) = serve_http_under(&[], &[]).await;
+    let call = serde_json::to_vec(&call(1, "echo", json!({"text": "x"}))).expect("json");
+    let post = |extra: &str, body: &[u8]| {
+        let mut out = format!(
+            "POST /mcp HTTP/1.1\r\n{extra}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        out.extend_from_slice(body);
+        out
+    };
+    let host = format!("Host: {addr}\r\n");
+    let bad: Vec<Vec<u8>> = vec![
+        post("", &call),
+        post("Host: evil.example.com\r\n", &call),
+        post(&format!("{host}Origin: http://evil.example.com\r\n"), &call),
+        post(&format!("{host}Content-Encoding: gzip\r\n"), &call),
+        post(&format!("{host}Mcp-Session-Id: nope\r\n"), &call),
+        post(&host, b"{not json"),
+        post(&host, &b"[".repeat(100_000)),
+        post(&host, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#),
+        b"\xff\x00garbage\r\n\r\n".to_vec(),
+        format!("GET /mcp HTTP/1.1\r\n{host}Mcp-Session-Id: nope\r\nConnection: close\r\n\r\n")
+            .into_bytes(),
+        format!("POST /mcp HTTP/1.1\r\n{host}Transfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n0\r\n\r\n")
+            .into_bytes(),
+    ];
+    for _ in 0..ROUNDS {
+        let mut fired = tokio::task::JoinSet::new();
+        for bytes in &bad {
+            let bytes = bytes.clone();
+            fired.spawn(async move { fire(addr, &bytes).await });
+        }
+        while fired.join_next().await.is_some() {}
+    }
+    // Connections over the per-address limit (256), closed at once.
+    let mut held = Vec::new();
+    for _ in 0..300 {
+        if let Ok(s) = TcpStream::connect(addr).await {
+            held.push(s);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(held);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let lines = log.lock().expect("log").clone();
+    eprintln!(
+        "{} log lines after {} bad requests: {lines:?}",
+        lines.len(),
+        ROUNDS * bad.len()
+    );
+    assert!(
+        lines.len() <= 3,
+        "{} log lines for {} bad requests: {lines:?}",
+        lines.len(),
+        ROUNDS * bad.len()
+    );
+    // Still serving.
+    let mut conn = connect_from(Ipv4Addr::new(127, 0, 3, 1), addr).await;
+    let (status, body) = call_tool(&mut conn, addr, 1, "echo", json!({"text": "ok"})).await;
+    assert_eq!(status, 200, "{body}");
+}

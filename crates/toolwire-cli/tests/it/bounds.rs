@@ -214,6 +214,16 @@ async fn idle(pid: u32) {
     panic!("the server never went idle");
 }
 
+/// The measurement, repeated on the real binary. It does not tell
+/// the unbounded queue of old from the bounded one: the kernel takes up to
+/// 4 MiB per unread stream on loopback (the server socket's send buffer
+/// autotunes to `tcp_wmem`'s maximum; `ss -tm` shows `tb3939840`), about
+/// 58,000 list-change notifications each, and tool-list changes through
+/// HTTP in a debug build run at about 75 a second (2,260 in 30 s, on the
+/// binary before the bounded notifier too: peak 21 MB). What does tell
+/// them apart is `an_unread_legacy_get_stream_that_falls_too_far_behind_is_closed`
+/// in toolwire's tests, which publishes on the bus directly, with 64 KiB
+/// URIs, past the kernel's buffers.
 #[tokio::test(flavor = "multi_thread")]
 async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
     const SESSIONS: usize = 100;

@@ -40,13 +40,7 @@ enum Kind {
     Listen(Box<ListenStream>),
     /// Framed SSE bytes from any stream (a legacy session's GET stream).
     Stream(futures_util::stream::BoxStream<'static, Bytes>),
-    /// An early answer, then the drain of the request body it left unread:
-    /// the body ends once the drain does (see `early.rs`).
-    Linger(Option<Bytes>, Option<Drain>),
 }
-
-/// Reads and discards the rest of a request body (bounded).
-pub(super) type Drain = Pin<Box<dyn Future<Output = ()> + Send>>;
 
 impl fmt::Debug for HttpBody {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,7 +50,6 @@ impl fmt::Debug for HttpBody {
             Kind::Sse(_) => "sse",
             Kind::Listen(_) => "listen",
             Kind::Stream(_) => "stream",
-            Kind::Linger(..) => "linger",
         };
         f.debug_struct("HttpBody").field("kind", &kind).finish()
     }
@@ -90,19 +83,6 @@ impl HttpBody {
             kind: Kind::Stream(stream),
         }
     }
-
-    /// This one-message (or empty) body, which then waits for `drain`
-    /// before it ends. Other bodies are kept as they are.
-    pub(super) fn then_drain(self, drain: Drain) -> Self {
-        let reply = match self.kind {
-            Kind::Empty => None,
-            Kind::Full(bytes) => bytes,
-            kind => return Self { kind },
-        };
-        Self {
-            kind: Kind::Linger(reply, Some(drain)),
-        }
-    }
 }
 
 impl Body for HttpBody {
@@ -122,16 +102,6 @@ impl Body for HttpBody {
                 .as_mut()
                 .poll_next(cx)
                 .map(|o| o.map(|b| Ok(Frame::data(b)))),
-            Kind::Linger(reply, drain) => {
-                if let Some(bytes) = reply.take() {
-                    return Poll::Ready(Some(Ok(Frame::data(bytes))));
-                }
-                if let Some(pending) = drain {
-                    std::task::ready!(pending.as_mut().poll(cx));
-                    *drain = None;
-                }
-                Poll::Ready(None)
-            }
         }
     }
 
@@ -141,7 +111,6 @@ impl Body for HttpBody {
             Kind::Full(Some(_)) => false,
             Kind::Sse(stream) => stream.is_done(),
             Kind::Listen(stream) => stream.is_done(),
-            Kind::Linger(reply, drain) => reply.is_none() && drain.is_none(),
             Kind::Stream(_) => false,
         }
     }
@@ -150,13 +119,7 @@ impl Body for HttpBody {
         match &self.kind {
             Kind::Empty | Kind::Full(None) => SizeHint::with_exact(0),
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
-            // Unknown for a lingering answer, so that HTTP/1.1 sends it
-            // chunked and keeps polling the body (and so the drain) after
-            // the message: with a length, hyper would drop the body once
-            // the message is written.
-            Kind::Sse(_) | Kind::Listen(_) | Kind::Stream(_) | Kind::Linger(..) => {
-                SizeHint::default()
-            }
+            Kind::Sse(_) | Kind::Listen(_) | Kind::Stream(_) => SizeHint::default(),
         }
     }
 }

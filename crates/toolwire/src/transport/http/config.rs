@@ -464,13 +464,13 @@ impl HttpConfig {
     }
 
     /// How much of a request body an early answer left unread (`413`,
-    /// `403`, `415`, ...) is still read and thrown away after it, within
-    /// [`read_timeout`](Self::read_timeout), before the request's exchange
-    /// ends ("lingering close"). A client that sends its whole body before
-    /// it reads, as Python's `http.client` does, then reads the answer
-    /// instead of a connection reset. A body with more left than this, or
-    /// slower, is cut off by closing the connection. Not done for a
-    /// request that sent `Expect: 100-continue`: its body never comes.
+    /// `403`, `415`, ...) is still read and thrown away beside it, within
+    /// [`read_timeout`](Self::read_timeout) ("lingering close"). A client
+    /// that sends its whole body before it reads, as Python's `http.client`
+    /// does, then reads the answer instead of a connection reset. A body
+    /// with more left than this, or slower, is cut off by closing the
+    /// connection. Not done for a request that sent `Expect: 100-continue`:
+    /// its body never comes.
     pub fn max_drain_bytes(&self) -> usize {
         self.max_drain_bytes
     }

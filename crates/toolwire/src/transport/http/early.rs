@@ -7,13 +7,15 @@
 //!
 //! Closing a connection with unread bytes in its receive buffer makes the
 //! kernel send a reset, which can destroy an answer the client has not read
-//! yet (RFC 9112 §9.6). The drain runs in the answer's body, after the
-//! answer is sent: the exchange, and so the connection, ends when the body
-//! has been read, [`HttpConfig::max_drain_bytes`] have been thrown away, or
-//! [`HttpConfig::read_timeout`] has passed, whichever comes first. Nothing
-//! is held meanwhile but the connection (no request slot), and the head and
-//! body timeouts still hold, so lingering is no way to keep a connection
-//! for longer than a slow body could.
+//! yet (RFC 9112 §9.6). So the answer is sent whole, at once, and the body
+//! is drained beside it, in a task of its own that holds nothing but the
+//! body: the connection then serves its next request (once the body has
+//! ended), or closes when [`HttpConfig::max_drain_bytes`] have been thrown
+//! away or [`HttpConfig::read_timeout`] has passed, whichever comes first.
+//! A client that stops sending when it sees an early answer (curl does) has
+//! its answer at once; no request slot is held meanwhile, and the head and
+//! body timeouts still hold, so lingering keeps a connection no longer than
+//! a slow body could.
 //!
 //! [`HttpConfig::max_drain_bytes`]: super::HttpConfig::max_drain_bytes
 //! [`HttpConfig::read_timeout`]: super::HttpConfig::read_timeout
@@ -136,9 +138,9 @@ impl HttpService {
         res
     }
 
-    /// `res`, then the drain of what is left of `body`, unless there is
-    /// nothing to drain (or the client waits for `100 Continue`, or
-    /// draining is off).
+    /// `res`, with what is left of `body` drained beside it, unless there
+    /// is nothing to drain (or the client waits for `100 Continue`, or
+    /// draining is off, or there is no runtime to drain on).
     pub(super) fn linger<B>(
         &self,
         res: Response<HttpBody>,
@@ -154,15 +156,21 @@ impl HttpService {
         if max == 0 || body.is_end_stream() || expects_continue(headers) {
             return res;
         }
-        let drain = Box::pin(async move {
-            let _ = tokio::time::timeout(within, discard(pin!(body), max)).await;
-        });
-        res.map(|b| b.then_drain(drain))
+        // A task of its own: the connection keeps reading the body for it
+        // after the answer is written, and dropping the body at the end
+        // (whole or not) lets the connection go on or close.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(within, discard(pin!(body), max)).await;
+            });
+        }
+        res
     }
 
     /// Drains the rest of `body` before answering, for a refusal found
-    /// while reading it (an undeclared body over the limit), whose body
-    /// cannot move into the answer.
+    /// while reading it (an undeclared body over the limit): that body is
+    /// pinned in the request's future and cannot move to a task. The
+    /// client is still sending (it has no answer yet), so the body ends.
     pub(super) async fn drain_now<B: Body>(&self, body: Pin<&mut B>) {
         let config = &self.shared.config;
         if config.max_drain_bytes > 0 {

@@ -203,6 +203,38 @@ async fn a_client_that_writes_all_nine_mib_before_reading_reads_the_413() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn after_a_drained_413_the_connection_serves_its_next_request() {
+    let s = TestServer::start().await;
+    let mut req = Req::call("echo", json!({}));
+    req.body = padded_call(NINE_MIB);
+    let mut stream = TcpStream::connect(s.addr).await.expect("connect");
+    let mut bytes = req.head(s.addr, Some(NINE_MIB));
+    // Kept alive: no `Connection: close`.
+    let head = String::from_utf8(bytes)
+        .expect("head")
+        .replace("Connection: close\r\n", "");
+    bytes = head.into_bytes();
+    bytes.extend_from_slice(&req.body);
+    stream.write_all(&bytes).await.expect("write 9 MiB");
+    let echo = Req::call("echo", json!({ "text": "next" }));
+    let mut next = echo.head(s.addr, Some(echo.body.len()));
+    next.extend_from_slice(&echo.body);
+    stream
+        .write_all(&next)
+        .await
+        .expect("write the next request");
+    let mut buf = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(20), stream.read_to_end(&mut buf)).await;
+    assert!(matches!(read, Ok(Ok(_))), "{read:?}");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    let second = text
+        .find("HTTP/1.1 200")
+        .unwrap_or_else(|| panic!("no second answer: {text}"));
+    assert!(text[second..].contains(r#""text":"next""#), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_body_that_never_ends_after_a_413_is_cut_off_in_bounded_time() {
     let config = HttpConfig::new().with_read_timeout(Duration::from_millis(800));
     let s = TestServer::with(config).await;

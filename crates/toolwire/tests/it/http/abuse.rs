@@ -309,17 +309,16 @@ async fn a_flood_of_failing_handlers_logs_a_bounded_number_of_lines() {
     // counter is the subscriber.
     let _guard = tracing::subscriber::set_default(CountWarnings(Arc::clone(&lines)));
     let s = TestServer::start().await;
-    // Panics are reported by the panic hook too: silence it meanwhile.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
+    // (The panic hook prints each panic too, into this test's captured
+    // output: that is the test harness's, not the server's log.)
     for i in 0..FLOOD {
         let tool = if i % 2 == 0 { "explode" } else { "misfit" };
         let resp = Req::call(tool, json!({})).send(s.addr).await;
         assert_eq!(resp.status, 500, "{tool}: {}", resp.text());
         assert_eq!(resp.code(), -32603);
     }
-    std::panic::set_hook(hook);
     let logged = lines.load(Ordering::Relaxed);
+    eprintln!("{logged} WARN/ERROR lines for {FLOOD} failing requests");
     assert!(
         logged <= 2,
         "{logged} WARN/ERROR lines for {FLOOD} failing requests"

@@ -21,8 +21,8 @@
 //! [`HttpConfig::read_timeout`]: super::HttpConfig::read_timeout
 
 use super::body::HttpBody;
-use super::handle::{BodyError, error};
-use super::read::discard;
+use super::handle::error;
+use super::read::{BodyError, discard};
 use super::{BoxError, HttpService};
 use http::header::{ACCEPT_ENCODING, EXPECT};
 use http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};

@@ -11,7 +11,7 @@ use super::negotiate::{
 };
 use super::origin::Refusal;
 use super::peers::{self, Kind};
-use super::read::{ReadError, exceeds, read_limited};
+use super::read::{BodyError, exceeds};
 use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit, names};
 use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
@@ -145,13 +145,6 @@ pub(super) enum HeadError {
     Answered(Early),
     /// Refused; the answer may echo the body's id and drains the body.
     Refused(Box<Refused>),
-}
-
-/// Why a body could not be read: too large (the rest can be drained) or
-/// anything else (too slow, or the transport failed: nothing to drain).
-pub(super) enum BodyError {
-    TooLarge(Early),
-    Failed(Early),
 }
 
 /// What the head says about the era, read once: the `Mcp-Session-Id` a
@@ -506,61 +499,6 @@ impl HttpService {
             _global: global,
             _client: client,
         })
-    }
-
-    /// `413`: the body is over the limit.
-    pub(super) fn too_large(&self) -> Response<HttpBody> {
-        let e = ErrorObject::invalid_request(format!(
-            "Payload Too Large: the body exceeds {} bytes",
-            self.shared.config.max_body_bytes
-        ));
-        error(StatusCode::PAYLOAD_TOO_LARGE, None, &e)
-    }
-
-    /// Reads the body within the size and time limits, answering 413, 408
-    /// or 400 when it cannot. Shared by the modern and the legacy paths.
-    pub(super) async fn read_body<B>(&self, body: Pin<&mut B>) -> Result<Bytes, BodyError>
-    where
-        B: Body,
-        B::Error: Into<BoxError>,
-    {
-        let config = &self.shared.config;
-        let mut read = pin!(read_limited(body, config.max_body_bytes));
-        // Small bodies usually arrive with the head: only arm the timer when
-        // the first poll has to wait.
-        let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(done) => Ok(done),
-            // Boxed: the timer is large and rarely needed.
-            Poll::Pending => Box::pin(tokio::time::timeout(config.read_timeout, read)).await,
-        };
-        let bytes = match outcome {
-            Ok(Ok(bytes)) => bytes,
-            Ok(Err(ReadError::TooLarge)) => {
-                return Err(BodyError::TooLarge(Box::new(self.too_large())));
-            }
-            Ok(Err(ReadError::Failed(why))) => {
-                tracing::debug!(error = %why, "reading a request body failed");
-                let e = ErrorObject::parse_error("the request body could not be read");
-                return Err(BodyError::Failed(Box::new(error(
-                    StatusCode::BAD_REQUEST,
-                    None,
-                    &e,
-                ))));
-            }
-            Err(_) => {
-                let e = ErrorObject::invalid_request(format!(
-                    "Request Timeout: the body did not arrive within {} ms",
-                    config.read_timeout.as_millis()
-                ));
-                return Err(BodyError::Failed(Box::new(error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    None,
-                    &e,
-                ))));
-            }
-        };
-        Ok(bytes)
     }
 
     /// Decodes a body; an undecodable one is answered here.

@@ -1,10 +1,17 @@
-//! Reading a request body within the size limit, or discarding what is
-//! left of one.
+//! Reading a request body within the size and time limits (answering
+//! `413`, `408` or `400` when it cannot), or discarding what is left of one.
 
+use super::body::HttpBody;
+use super::handle::{Early, error};
+use super::{BoxError, HttpService};
 use bytes::{Buf, Bytes, BytesMut};
+use http::{Response, StatusCode};
 use http_body::Body;
 use http_body_util::BodyExt;
-use std::pin::Pin;
+use std::future::{Future, poll_fn};
+use std::pin::{Pin, pin};
+use std::task::Poll;
+use toolwire_proto::ErrorObject;
 
 /// Why a body could not be read.
 #[derive(Debug)]
@@ -19,8 +26,7 @@ pub(super) enum ReadError {
 ///
 /// A declared length over the limit is refused before anything is read, and
 /// a body is never buffered beyond the limit. A body that arrives in one
-/// frame is returned without copying.
-/// The body stays with the caller, which can drain the rest after a
+/// frame is returned without copying. The body stays with the caller, which can drain the rest after a
 /// refusal.
 pub(super) async fn read_limited<B>(mut body: Pin<&mut B>, limit: usize) -> Result<Bytes, ReadError>
 where
@@ -79,6 +85,70 @@ where
         (Some(one), None) => one,
         (None, None) => Bytes::new(),
     })
+}
+
+/// Why a body could not be read: too large (the rest can be drained) or
+/// anything else (too slow, or the transport failed: nothing to drain).
+pub(super) enum BodyError {
+    TooLarge(Early),
+    Failed(Early),
+}
+
+impl HttpService {
+    /// `413`: the body is over the limit.
+    pub(super) fn too_large(&self) -> Response<HttpBody> {
+        let e = ErrorObject::invalid_request(format!(
+            "Payload Too Large: the body exceeds {} bytes",
+            self.shared.config.max_body_bytes
+        ));
+        error(StatusCode::PAYLOAD_TOO_LARGE, None, &e)
+    }
+
+    /// Reads the body within the size and time limits, answering 413, 408
+    /// or 400 when it cannot. Shared by the modern and the legacy paths.
+    pub(super) async fn read_body<B>(&self, body: Pin<&mut B>) -> Result<Bytes, BodyError>
+    where
+        B: Body,
+        B::Error: Into<BoxError>,
+    {
+        let config = &self.shared.config;
+        let mut read = pin!(read_limited(body, config.max_body_bytes));
+        // Small bodies usually arrive with the head: only arm the timer when
+        // the first poll has to wait.
+        let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(done) => Ok(done),
+            // Boxed: the timer is large and rarely needed.
+            Poll::Pending => Box::pin(tokio::time::timeout(config.read_timeout, read)).await,
+        };
+        let bytes = match outcome {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(ReadError::TooLarge)) => {
+                return Err(BodyError::TooLarge(Box::new(self.too_large())));
+            }
+            Ok(Err(ReadError::Failed(why))) => {
+                tracing::debug!(error = %why, "reading a request body failed");
+                let e = ErrorObject::parse_error("the request body could not be read");
+                return Err(BodyError::Failed(Box::new(error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    &e,
+                ))));
+            }
+            Err(_) => {
+                let e = ErrorObject::invalid_request(format!(
+                    "Request Timeout: the body did not arrive within {} ms",
+                    config.read_timeout.as_millis()
+                ));
+                return Err(BodyError::Failed(Box::new(error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    None,
+                    &e,
+                ))));
+            }
+        };
+        Ok(bytes)
+    }
 }
 
 /// Whether a declared length is over `limit`.

@@ -63,6 +63,7 @@ mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
 mod prompt;
+mod ratelimit;
 mod registry;
 mod resource;
 mod schema;
@@ -89,6 +90,7 @@ pub use mrtr::{
     ElicitAnswer, InputRequired, STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys,
 };
 pub use prompt::{Prompt, PromptArguments, PromptBuilder, PromptResult};
+pub use ratelimit::{RateLimit, RateLimitParseError};
 pub use resource::{
     Resource, ResourceBuilder, ResourceResult, ResourceTemplate, ResourceTemplateBuilder,
     UriVariables,

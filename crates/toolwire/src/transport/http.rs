@@ -244,6 +244,11 @@ impl HttpService {
         }
     }
 
+    /// The client's address, under [`serve_http`].
+    fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.peer.as_ref().map(|peer| peer.ip)
+    }
+
     /// Takes one of the client's stream slots; `None` at its limit.
     fn stream_slot(&self) -> Result<Option<peers::Slot>, ()> {
         match &self.peer {

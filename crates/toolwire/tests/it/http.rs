@@ -8,6 +8,7 @@ mod config;
 mod headers;
 mod legacy;
 mod listen;
+mod ratelimit;
 mod resources;
 mod status;
 mod stream;

@@ -103,6 +103,8 @@ pub use tool::{Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
 pub use transport::http::{
     HttpBody, HttpConfig, HttpResponseFuture, HttpService, serve_http, serve_http_on,
 };
+#[cfg(feature = "tls")]
+pub use transport::http::{TlsConfig, TlsError};
 pub use transport::stdio::{MAX_LINE_BYTES, MAX_QUEUED_OUTPUT_BYTES, serve_io, serve_stdio};
 pub use uri_template::{UriTemplate, UriTemplateError};
 

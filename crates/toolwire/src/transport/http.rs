@@ -23,6 +23,8 @@ mod read;
 mod serve;
 mod sessions;
 mod timed_io;
+#[cfg(feature = "tls")]
+mod tls;
 mod validate;
 
 /// The MCP header names, ready for lookups: `HeaderName` needs them
@@ -58,6 +60,8 @@ mod names {
 pub use body::HttpBody;
 pub use config::HttpConfig;
 pub use serve::{serve_http, serve_http_on};
+#[cfg(feature = "tls")]
+pub use tls::{TlsConfig, TlsError};
 
 use crate::server::Server;
 use http_body::Body;

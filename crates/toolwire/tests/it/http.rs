@@ -12,6 +12,8 @@ mod ratelimit;
 mod resources;
 mod status;
 mod stream;
+#[cfg(feature = "tls")]
+mod tls;
 
 use serde::Deserialize;
 use serde_json::{Value, json};

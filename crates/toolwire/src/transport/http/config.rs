@@ -75,6 +75,9 @@ pub struct HttpConfig {
     pub(crate) max_connections: Option<usize>,
     pub(crate) max_connections_per_client: usize,
     pub(crate) write_timeout: Duration,
+    /// HTTPS (`tls.rs`).
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<super::TlsConfig>,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +112,8 @@ impl HttpConfig {
             max_connections: None,
             max_connections_per_client: 256,
             write_timeout: Duration::from_secs(30),
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 

@@ -110,7 +110,9 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// `-32700`, `-32600`, `-32602`, `-32020`, `-32021` and `-32022` are sent
 /// with `400 Bad Request`, `-32601` with `404 Not Found`, any other error
 /// code (such as `-32603`) with `500 Internal Server Error`, and results with
-/// `200 OK`. A request that exceeds [`HttpConfig::request_timeout`] before
+/// `200 OK`. A caller over its rate limit
+/// ([`ServerConfig::with_rate_limit`](crate::ServerConfig::with_rate_limit))
+/// gets `429 Too Many Requests` with `Retry-After` and `-31429`. A request that exceeds [`HttpConfig::request_timeout`] before
 /// anything was sent gets `504 Gateway Timeout` with `-32603`; a handler
 /// that panics gets `500` with `-32603` (the connection survives).
 ///

@@ -158,3 +158,45 @@ async fn a_flood_of_addresses_shares_one_bucket_past_the_table() {
     // The tracked callers keep their own buckets.
     assert_limited(&echo(5).send_from(s.addr, ip(2)).await, 5);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_session_gets_the_error_with_200_like_its_other_errors() {
+    let s = limited(ServerConfig::default().with_rate_limit(RateLimit::per_minute(1))).await;
+    let init = Req::post(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "legacy-it", "version": "1.0.0"}}}),
+    )
+    .without("MCP-Protocol-Version")
+    .send(s.addr)
+    .await;
+    assert_eq!(init.status, 200, "{}", init.text());
+    let sid = init.header("mcp-session-id").expect("session").to_owned();
+    let legacy = |body: Value| {
+        Req::post(&body)
+            .without("Mcp-Method")
+            .without("Mcp-Name")
+            .set("MCP-Protocol-Version", "2025-11-25")
+            .set("Mcp-Session-Id", &sid)
+    };
+    let done = legacy(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .send(s.addr)
+        .await;
+    assert_eq!(done.status, 202);
+    let call = |id: u64| {
+        legacy(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "old"}}}))
+    };
+    let first = call(1).send(s.addr).await;
+    assert_eq!(
+        first.json()["result"]["content"][0]["text"],
+        "old",
+        "{}",
+        first.text()
+    );
+    let second = call(2).send(s.addr).await;
+    assert_eq!(second.status, 200, "{}", second.text());
+    let v = second.json();
+    assert_eq!(v["error"]["code"], -31429, "{v}");
+    assert!(v["error"]["data"]["retryAfterMs"].as_u64().is_some(), "{v}");
+}

@@ -30,8 +30,14 @@ pub(crate) const TOOLS: [(&str, &str); 7] = [
         "confirm_action",
         "asks the user to confirm `action` (form elicitation)",
     ),
-    ("define_tool", "registers a tool `name` answering `text`"),
-    ("undefine_tool", "removes a tool define_tool registered"),
+    (
+        "define_tool",
+        "registers a tool `name` answering `text` (over HTTP only with --allow-define)",
+    ),
+    (
+        "undefine_tool",
+        "removes a tool define_tool registered (over HTTP only with --allow-define)",
+    ),
 ];
 
 /// The "Demo tools:" section of `serve --help`, from [`TOOLS`].
@@ -46,6 +52,11 @@ pub(crate) fn tools_help() -> String {
 
 /// The most tools `define_tool` keeps at once.
 const MAX_DEFINED: usize = 32;
+
+/// The longest `text` a defined tool answers with, in characters (its
+/// input schema's `maxLength`): with [`MAX_DEFINED`], what callers can make
+/// the server keep is bounded (tool names are at most 128 characters).
+const MAX_DEFINED_TEXT: usize = 4096;
 
 #[derive(Deserialize, JsonSchema)]
 struct EchoInput {
@@ -141,6 +152,7 @@ struct DefineInput {
     /// The new tool's name.
     name: String,
     /// The text the new tool answers with.
+    #[schemars(length(max = MAX_DEFINED_TEXT))]
     text: String,
 }
 
@@ -150,8 +162,9 @@ struct UndefineInput {
     name: String,
 }
 
-/// Adds the demo tools to `server`.
-pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
+/// Adds the demo tools to `server`; `define_tool` and `undefine_tool` only
+/// when `define` is set.
+pub(crate) fn register(server: &Server, define: bool) -> Result<(), RegistrationError> {
     server.add_tool(
         Tool::builder("echo")
             .description("Echoes the given text back.")
@@ -199,6 +212,16 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
             .input::<ConfirmInput>()
             .handler(confirm_action)?,
     )?;
+    if define {
+        register_define(server)?;
+    }
+    crate::demo_features::register(server)?;
+    Ok(())
+}
+
+/// `define_tool` and `undefine_tool`: any caller changes the tool list
+/// every client sees, within [`MAX_DEFINED`] tools of [`MAX_DEFINED_TEXT`].
+fn register_define(server: &Server) -> Result<(), RegistrationError> {
     let defined: Arc<Mutex<BTreeSet<String>>> = Arc::default();
     let (srv, names) = (server.clone(), Arc::clone(&defined));
     server.add_tool(
@@ -226,7 +249,6 @@ pub(crate) fn register(server: &Server) -> Result<(), RegistrationError> {
                 async move { undefine_tool(&srv, &names, &i.name) }
             })?,
     )?;
-    crate::demo_features::register(server)?;
     Ok(())
 }
 
@@ -315,11 +337,20 @@ mod tests {
     #[test]
     fn the_help_list_matches_the_registered_tools() {
         let server = Server::new(ServerConfig::new("demo", "0"));
-        register(&server).expect("register");
+        register(&server, true).expect("register");
         let mut registered = server.tool_names();
         registered.sort();
         let mut listed: Vec<String> = TOOLS.iter().map(|(n, _)| (*n).to_owned()).collect();
         listed.sort();
         assert_eq!(listed, registered);
+    }
+
+    #[test]
+    fn define_is_left_out_unless_asked() {
+        let server = Server::new(ServerConfig::new("demo", "0"));
+        register(&server, false).expect("register");
+        let names = server.tool_names();
+        assert!(!names.iter().any(|n| n.contains("define")), "{names:?}");
+        assert!(names.iter().any(|n| n == "echo"));
     }
 }

@@ -3,6 +3,7 @@
 mod client_cmd;
 mod demo;
 mod demo_features;
+mod guard;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -88,6 +89,8 @@ enum Command {
         /// 0 sets no limit.
         #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
         request_timeout_ms: u64,
+        #[command(flatten)]
+        guard: guard::GuardArgs,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -175,6 +178,7 @@ async fn serve_http(
     addr: &str,
     path: &str,
     request_timeout_ms: u64,
+    guard: &guard::GuardArgs,
 ) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
@@ -187,13 +191,15 @@ async fn serve_http(
         .with_path(path)
         .with_request_timeout(request_timeout)
         .with_shutdown_grace(Duration::from_secs(5));
+    let (config, tls) = guard.http_config(config)?;
+    let scheme = if tls { "https" } else { "http" };
     let url_path = config.path().unwrap_or_default().to_owned();
     if !local.ip().is_loopback() {
         eprintln!(
             "toolwire: warning: listening on {local}, but only localhost Host and Origin values are accepted"
         );
     }
-    eprintln!("toolwire: serving MCP at http://{local}{url_path}");
+    eprintln!("toolwire: serving MCP at {scheme}://{local}{url_path}");
     toolwire::serve_http_on(server, listener, config, toolwire::shutdown_signal())
         .await
         .context("serving HTTP")?;
@@ -250,14 +256,19 @@ fn run() -> anyhow::Result<()> {
                 state_ttl_ms,
                 otlp,
                 request_timeout_ms,
+                guard,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
-                let server = Server::new(config);
-                demo::register(&server).context("registering the demo tools")?;
+                let server = Server::new(guard.server_config(config));
+                // Over HTTP every client sees what one defines: only when asked.
+                let define = http.is_none() || guard.allow_define;
+                demo::register(&server, define).context("registering the demo tools")?;
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
-                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,
+                    Some(addr) => {
+                        serve_http(server, &addr, &path, request_timeout_ms, &guard).await
+                    }
                     None => {
                         // A person at a terminal would otherwise see nothing
                         // and think it hung; a client piping stdin needs no

@@ -6,8 +6,10 @@ use std::fmt;
 
 /// A JSON-RPC error code.
 ///
-/// The named constants are the codes the 2026-07-28 revision defines; any other
-/// code round-trips unchanged.
+/// The named constants are the codes the 2026-07-28 revision defines, the
+/// legacy codes clients still meet, and toolwire's own
+/// [`RATE_LIMITED`](Self::RATE_LIMITED); any other code round-trips
+/// unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i32);
@@ -36,6 +38,15 @@ impl ErrorCode {
     /// does not exist. 2026-07-28 uses [`Self::INVALID_PARAMS`] with the URI
     /// in `data`. Spec (2025-11-25): server/resources.mdx#error-handling
     pub const LEGACY_RESOURCE_NOT_FOUND: Self = Self(-32002);
+    /// toolwire's own code: the caller is over its rate limit; `data` is
+    /// `{"retryAfterMs": N}`, the wait before the next invocation is
+    /// allowed (HTTP also answers `429` with `Retry-After`).
+    ///
+    /// Outside JSON-RPC's reserved range (`-32768` to `-32000`), where
+    /// applications define their own codes: MCP keeps `-32020` to `-32099`
+    /// for codes the specification defines, and asks new implementations
+    /// not to use `-32000` to `-32019`. Spec: basic/index.mdx#error-codes
+    pub const RATE_LIMITED: Self = Self(-31429);
 }
 
 impl fmt::Display for ErrorCode {

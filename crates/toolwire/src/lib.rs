@@ -64,6 +64,7 @@ mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
 mod prompt;
+mod ratelimit;
 mod registry;
 mod resource;
 mod schema;
@@ -90,6 +91,7 @@ pub use mrtr::{
     ElicitAnswer, InputRequired, STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys,
 };
 pub use prompt::{Prompt, PromptArguments, PromptBuilder, PromptResult};
+pub use ratelimit::{RateLimit, RateLimitParseError};
 pub use resource::{
     Resource, ResourceBuilder, ResourceResult, ResourceTemplate, ResourceTemplateBuilder,
     UriVariables,
@@ -102,6 +104,8 @@ pub use tool::{Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
 pub use transport::http::{
     HttpBody, HttpConfig, HttpResponseFuture, HttpService, serve_http, serve_http_on,
 };
+#[cfg(feature = "tls")]
+pub use transport::http::{TlsConfig, TlsError};
 pub use transport::stdio::{MAX_LINE_BYTES, MAX_QUEUED_OUTPUT_BYTES, serve_io, serve_stdio};
 pub use uri_template::{UriTemplate, UriTemplateError};
 

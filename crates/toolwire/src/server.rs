@@ -23,7 +23,7 @@ pub use config::ServerConfig;
 pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
-pub(crate) use outcome::{Era, Outcome, Reply, Shape};
+pub(crate) use outcome::{Era, Outcome, Reply, Retry, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};
@@ -114,6 +114,8 @@ pub(crate) struct ServerInner {
     pub(crate) closing: CancellationToken,
     /// Open listen streams.
     pub(crate) listeners: AtomicUsize,
+    /// The rate limits on invocations; `None` when none is set.
+    pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -133,8 +135,14 @@ impl Server {
             .bus
             .clone()
             .unwrap_or_else(|| Arc::new(InMemoryBus::default()));
+        let rate_limits = crate::ratelimit::RateLimits::new(
+            config.rate_limit,
+            &config.tool_rate_limits,
+            config.rate_limit_keys,
+        );
         Self {
             inner: Arc::new(ServerInner {
+                rate_limits,
                 config,
                 tools: Registry::default(),
                 prompts: Registry::default(),

@@ -228,7 +228,7 @@ async fn idle(pid: u32) {
 async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
     const SESSIONS: usize = 100;
     const CHURN: Duration = Duration::from_secs(30);
-    let (child, addr) = serve_http(&[]).await;
+    let (child, addr) = serve_http(&["--allow-define"]).await;
     let pid = child.id().expect("pid");
     // Spread over a few loopback addresses: each is one client, under the
     // per-client session and stream limits.

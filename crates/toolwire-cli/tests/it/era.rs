@@ -24,10 +24,18 @@ async fn run(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// `toolwire serve --http 127.0.0.1:0` and its URL.
+/// `toolwire serve --http 127.0.0.1:0 --allow-define` (the whole demo,
+/// `define_tool` included) and its URL.
 pub(crate) async fn http_server() -> (Child, String) {
+    http_server_with(&["--allow-define"]).await
+}
+
+/// `toolwire serve --http 127.0.0.1:0 ARGS…` and its URL (`http://` or
+/// `https://`).
+pub(crate) async fn http_server_with(args: &[&str]) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(["serve", "--http", "127.0.0.1:0"])
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -37,7 +45,7 @@ pub(crate) async fn http_server() -> (Child, String) {
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let url = tokio::time::timeout(Duration::from_secs(20), async {
         while let Some(line) = lines.next_line().await.expect("stderr line") {
-            if let Some(i) = line.find("http://") {
+            if let Some(i) = line.find("http://").or_else(|| line.find("https://")) {
                 return line[i..].trim().to_owned();
             }
         }

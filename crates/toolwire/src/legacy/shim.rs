@@ -108,6 +108,7 @@ pub(crate) async fn rounds(
         params,
         meta,
         principal,
+        peer,
         era,
     } = p;
     let config = server.config();
@@ -121,8 +122,16 @@ pub(crate) async fn rounds(
             params: next,
             meta: Arc::clone(&meta),
             principal: principal.clone(),
+            peer,
             era: era.clone(),
         };
+        // Each round counts, as a modern client's retry would: the first
+        // was counted when the request was stepped.
+        if round > 1
+            && let Err(limited) = server.check_rate_limit(&prepared, kind)
+        {
+            return limited;
+        }
         let job = Job { p: prepared, kind };
         let required = match server.run_once(job, cancel.clone(), out.clone()).await {
             Outcome::InputRequired(required) => required,

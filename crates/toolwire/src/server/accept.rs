@@ -9,11 +9,13 @@
 use super::Server;
 use super::outcome::{Era, Reply, Shape};
 use crate::legacy::{self, InitializeParams, Session};
+use crate::ratelimit::Caller;
 use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::net::IpAddr;
 use std::sync::Arc;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
@@ -169,6 +171,9 @@ pub(crate) struct Prepared {
     /// Who made the request, when the transport authenticated them. Sealed
     /// `requestState` is bound to it.
     pub(crate) principal: Option<Arc<str>>,
+    /// The client's IP address, when the transport knows it: an
+    /// unauthenticated caller's rate-limit key.
+    pub(crate) peer: Option<IpAddr>,
     /// Decided by the transport; never recomputed downstream.
     pub(crate) era: Era,
 }
@@ -178,6 +183,16 @@ impl Prepared {
     #[allow(dead_code, reason = "for transports that authenticate")]
     pub(crate) fn set_principal(&mut self, principal: impl Into<Arc<str>>) {
         self.principal = Some(principal.into());
+    }
+
+    /// Who the request counts against for rate limits: the principal,
+    /// else the client's address, else the process.
+    pub(crate) fn caller(&self) -> Caller {
+        match (&self.principal, self.peer) {
+            (Some(principal), _) => Caller::Principal(Arc::clone(principal)),
+            (None, Some(ip)) => Caller::Addr(ip),
+            (None, None) => Caller::Process,
+        }
     }
 
     /// `_meta`'s protocol version (present: checked when prepared).
@@ -268,6 +283,7 @@ impl Server {
                     params,
                     meta,
                     principal: None,
+                    peer: None,
                     era: Era::Legacy(Arc::clone(session)),
                 });
             }
@@ -302,6 +318,7 @@ impl Server {
             params,
             meta,
             principal: None,
+            peer: None,
             era: Era::Modern,
         })
     }
@@ -346,6 +363,7 @@ impl Server {
             params,
             meta,
             principal: None,
+            peer: None,
             era: Era::Modern,
         })
     }

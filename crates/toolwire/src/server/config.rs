@@ -8,6 +8,7 @@
 use crate::bus::NotificationBus;
 use crate::handler::wire_millis;
 use crate::mrtr::StateKeys;
+use crate::ratelimit::RateLimit;
 use std::sync::Arc;
 use std::time::Duration;
 use toolwire_proto::meta::PROTOCOL_VERSION;
@@ -72,6 +73,9 @@ pub struct ServerConfig {
     pub(crate) bus: Option<Arc<dyn NotificationBus>>,
     pub(crate) legacy_input_timeout: Duration,
     pub(crate) legacy_max_rounds: u32,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) tool_rate_limits: Vec<(String, RateLimit)>,
+    pub(crate) rate_limit_keys: usize,
 }
 
 impl Default for ServerConfig {
@@ -99,6 +103,9 @@ impl ServerConfig {
             bus: None,
             legacy_input_timeout: Duration::from_secs(300),
             legacy_max_rounds: 8,
+            rate_limit: None,
+            tool_rate_limits: Vec::new(),
+            rate_limit_keys: 10_000,
         }
     }
 
@@ -257,6 +264,72 @@ impl ServerConfig {
         self.legacy_max_rounds = rounds.max(1);
         self
     }
+
+    /// The rate limit on each caller's invocations, if any.
+    pub fn rate_limit(&self) -> Option<RateLimit> {
+        self.rate_limit
+    }
+
+    /// Limits how often each caller may invoke `tools/call`,
+    /// `prompts/get`, `resources/read` and `completion/complete` (default:
+    /// no limit). Every request counts, each MRTR retry included; a caller
+    /// is the authenticated principal, else the client's IP address (HTTP
+    /// under [`serve_http`](crate::serve_http)), else the process (stdio).
+    /// Over it, a request gets [`ErrorCode::RATE_LIMITED`] with
+    /// `data.retryAfterMs` (on HTTP, `429` with `Retry-After`).
+    ///
+    /// Spec: server/tools.mdx#security-considerations
+    ///
+    /// ```
+    /// use toolwire::{RateLimit, ServerConfig};
+    ///
+    /// let config = ServerConfig::new("demo", "1.0.0")
+    ///     .with_rate_limit(RateLimit::per_second(10).with_burst(20))
+    ///     .with_tool_rate_limit("search", RateLimit::per_minute(30));
+    /// assert_eq!(config.tool_rate_limit("search"), Some(RateLimit::per_minute(30)));
+    /// assert_eq!(config.tool_rate_limit("echo"), config.rate_limit());
+    /// ```
+    ///
+    /// [`ErrorCode::RATE_LIMITED`]: toolwire_proto::ErrorCode::RATE_LIMITED
+    #[must_use]
+    pub fn with_rate_limit(mut self, limit: RateLimit) -> Self {
+        self.rate_limit = Some(limit);
+        self
+    }
+
+    /// The limit `tools/call` of `tool` is counted against: its own, or
+    /// else the server-wide one.
+    pub fn tool_rate_limit(&self, tool: &str) -> Option<RateLimit> {
+        self.tool_rate_limits
+            .iter()
+            .find(|(name, _)| name == tool)
+            .map(|(_, limit)| *limit)
+            .or(self.rate_limit)
+    }
+
+    /// Gives `tool` its own limit, counted instead of the server-wide one
+    /// (set again, the last one holds).
+    #[must_use]
+    pub fn with_tool_rate_limit(mut self, tool: impl Into<String>, limit: RateLimit) -> Self {
+        let tool = tool.into();
+        self.tool_rate_limits.retain(|(name, _)| *name != tool);
+        self.tool_rate_limits.push((tool, limit));
+        self
+    }
+
+    /// How many callers each rate limit tracks at once.
+    pub fn rate_limit_keys(&self) -> usize {
+        self.rate_limit_keys
+    }
+
+    /// Sets how many callers each rate limit tracks at once (default
+    /// 10,000; at least 1). Idle callers are forgotten when it fills; while
+    /// it is full of active ones, new callers share one bucket.
+    #[must_use]
+    pub fn with_rate_limit_keys(mut self, max: usize) -> Self {
+        self.rate_limit_keys = max.max(1);
+        self
+    }
 }
 
 #[cfg(test)]
@@ -271,12 +344,14 @@ mod tests {
             .with_max_listeners(0)
             .with_legacy_input_timeout(Duration::ZERO)
             .with_legacy_max_rounds(0)
+            .with_rate_limit_keys(0)
             .with_ttl(Duration::ZERO);
         assert_eq!(c.page_size(), 1);
         assert_eq!(c.state_ttl(), MIN_TIMEOUT);
         assert_eq!(c.max_listeners(), 1);
         assert_eq!(c.legacy_input_timeout(), MIN_TIMEOUT);
         assert_eq!(c.legacy_max_rounds(), 1);
+        assert_eq!(c.rate_limit_keys(), 1);
         assert_eq!((c.ttl(), c.ttl_ms()), (Duration::ZERO, 0));
 
         let c = ServerConfig::default()

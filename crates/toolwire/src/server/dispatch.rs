@@ -2,7 +2,7 @@
 //! version check, and the one `match` over the method.
 
 use super::accept::Prepared;
-use super::outcome::{Era, Outcome, Reply, Shape};
+use super::outcome::{Era, Outcome, Reply, RpcError, Shape};
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
 use crate::legacy;
@@ -148,7 +148,31 @@ impl Server {
                 )));
             }
         };
+        if let Err(limited) = self.check_rate_limit(&p, kind) {
+            return Step::Done(limited);
+        }
         Step::Run(Job { p, kind })
+    }
+
+    /// Counts an invocation against its caller's rate limit: the error
+    /// outcome when it is over. Every invocation counts, each MRTR retry
+    /// included; a server without limits pays one branch.
+    ///
+    /// Spec: server/tools.mdx#security-considerations
+    pub(crate) fn check_rate_limit(&self, p: &Prepared, kind: JobKind) -> Result<(), Outcome> {
+        let Some(limits) = &self.inner.rate_limits else {
+            return Ok(());
+        };
+        let tool = match kind {
+            JobKind::CallTool => p.params.name.as_deref(),
+            _ => None,
+        };
+        limits.check(&p.caller(), tool).map_err(|limited| {
+            Outcome::error(RpcError::RateLimited(
+                limited.error,
+                limited.retry_after_secs,
+            ))
+        })
     }
 
     /// Serves a prepared request: [`step`](Self::step), then the handler.

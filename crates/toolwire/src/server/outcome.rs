@@ -72,6 +72,10 @@ pub(crate) enum RpcError {
     /// A shared resource is exhausted (`-32603`, the same in every era);
     /// HTTP answers it with `503` and `Retry-After`.
     Busy(ErrorObject),
+    /// The caller is over its rate limit ([`ErrorCode::RATE_LIMITED`], the
+    /// same in every era); HTTP answers it with `429` and `Retry-After` of
+    /// this many seconds.
+    RateLimited(ErrorObject, u64),
 }
 
 impl RpcError {
@@ -82,7 +86,8 @@ impl RpcError {
             Self::Plain(e)
             | Self::ResourceNotFound(e)
             | Self::MissingCapability(e)
-            | Self::Busy(e) => e,
+            | Self::Busy(e)
+            | Self::RateLimited(e, _) => e,
         }
     }
 
@@ -94,7 +99,7 @@ impl RpcError {
                 Shape::Modern,
             )
             | (Self::Plain(e) | Self::Busy(e), Shape::Legacy(_))
-            | (Self::Busy(e), Shape::Modern) => e,
+            | (Self::Busy(e) | Self::RateLimited(e, _), _) => e,
             (Self::ResourceNotFound(mut e), Shape::Legacy(_)) => {
                 e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
                 e
@@ -150,13 +155,17 @@ impl Outcome {
             Self::Complete(body) => Reply {
                 body,
                 error: None,
-                busy: false,
+                retry: Retry::No,
             },
             Self::InputRequired(result) => Reply::result(id, &*result),
             Self::Error(e) => {
-                let busy = matches!(*e, RpcError::Busy(_));
+                let retry = match *e {
+                    RpcError::Busy(_) => Retry::Busy,
+                    RpcError::RateLimited(_, secs) => Retry::Limited(secs),
+                    _ => Retry::No,
+                };
                 let mut reply = Reply::error(Some(id), &e.into_shape(shape));
-                reply.busy = busy;
+                reply.retry = retry;
                 reply
             }
             Self::Stream(s) => return Err(*s),
@@ -181,8 +190,20 @@ impl Outcome {
 pub(crate) struct Reply {
     body: Bytes,
     error: Option<ErrorCode>,
-    /// The error is [`RpcError::Busy`].
-    busy: bool,
+    /// Whether, and when, the request may be retried.
+    retry: Retry,
+}
+
+/// What a [`Reply`] tells a client about retrying: HTTP answers with the
+/// status and the `Retry-After` header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retry {
+    /// Not a retryable refusal.
+    No,
+    /// [`RpcError::Busy`]: `503`, retry in a second.
+    Busy,
+    /// [`RpcError::RateLimited`]: `429`, retry after this many seconds.
+    Limited(u64),
 }
 
 impl Reply {
@@ -190,7 +211,7 @@ impl Reply {
         Self {
             body: Bytes::from(encode_result(id, result)),
             error: None,
-            busy: false,
+            retry: Retry::No,
         }
     }
 
@@ -221,7 +242,7 @@ impl Reply {
         Self {
             body: Bytes::from(out),
             error: None,
-            busy: false,
+            retry: Retry::No,
         }
     }
 
@@ -242,7 +263,7 @@ impl Reply {
         Self {
             body: Bytes::from(out),
             error: None,
-            busy: false,
+            retry: Retry::No,
         }
     }
 
@@ -260,7 +281,7 @@ impl Reply {
         Self {
             body: Bytes::from(encode_error(id, error)),
             error: Some(error.code),
-            busy: false,
+            retry: Retry::No,
         }
     }
 
@@ -274,9 +295,10 @@ impl Reply {
         self.body
     }
 
-    /// Whether the error says a shared resource is exhausted: retry later.
-    pub(crate) fn is_busy(&self) -> bool {
-        self.busy
+    /// Whether the error says to retry later: a shared resource is
+    /// exhausted, or the caller is over its rate limit.
+    pub(crate) fn retry(&self) -> Retry {
+        self.retry
     }
 
     /// The error code, when the response is an error.

@@ -24,6 +24,8 @@ mod read;
 mod serve;
 mod sessions;
 mod timed_io;
+#[cfg(feature = "tls")]
+mod tls;
 mod validate;
 
 /// The MCP header names, ready for lookups: `HeaderName` needs them
@@ -59,6 +61,8 @@ mod names {
 pub use body::HttpBody;
 pub use config::HttpConfig;
 pub use serve::{serve_http, serve_http_on};
+#[cfg(feature = "tls")]
+pub use tls::{TlsConfig, TlsError};
 
 use crate::server::Server;
 use http_body::Body;
@@ -120,7 +124,9 @@ const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 /// `-32700`, `-32600`, `-32602`, `-32020`, `-32021` and `-32022` are sent
 /// with `400 Bad Request`, `-32601` with `404 Not Found`, any other error
 /// code (such as `-32603`) with `500 Internal Server Error`, and results with
-/// `200 OK`. A request that exceeds [`HttpConfig::request_timeout`] before
+/// `200 OK`. A caller over its rate limit
+/// ([`ServerConfig::with_rate_limit`](crate::ServerConfig::with_rate_limit))
+/// gets `429 Too Many Requests` with `Retry-After` and `-31429`. A request that exceeds [`HttpConfig::request_timeout`] before
 /// anything was sent gets `504 Gateway Timeout` with `-32603`; a handler
 /// that panics gets `500` with `-32603` (the connection survives).
 ///
@@ -256,6 +262,11 @@ impl HttpService {
             shared: Arc::clone(&self.shared),
             peer: Some(peer),
         }
+    }
+
+    /// The client's address, under [`serve_http`].
+    fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.peer.as_ref().map(|peer| peer.ip)
     }
 
     /// Takes one of the client's stream slots; `None` at its limit.

@@ -8,9 +8,12 @@ mod config;
 mod headers;
 mod legacy;
 mod listen;
+mod ratelimit;
 mod resources;
 mod status;
 mod stream;
+#[cfg(feature = "tls")]
+mod tls;
 
 use serde::Deserialize;
 use serde_json::{Value, json};

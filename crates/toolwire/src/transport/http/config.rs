@@ -77,6 +77,9 @@ pub struct HttpConfig {
     pub(crate) max_connections_per_client: usize,
     pub(crate) write_timeout: Duration,
     pub(crate) max_drain_bytes: usize,
+    /// HTTPS (`tls.rs`).
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<super::TlsConfig>,
 }
 
 impl Default for HttpConfig {
@@ -112,6 +115,8 @@ impl HttpConfig {
             max_connections_per_client: 256,
             write_timeout: Duration::from_secs(30),
             max_drain_bytes: 16 * 1024 * 1024,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 

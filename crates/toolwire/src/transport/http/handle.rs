@@ -15,7 +15,7 @@ use super::read::{BodyError, exceeds};
 use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit, names};
 use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
-use crate::server::{Accepted, Era, Job, Prepared, Reply, Server, Shape, Step};
+use crate::server::{Accepted, Era, Job, Prepared, Reply, Retry, Server, Shape, Step};
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
@@ -105,14 +105,26 @@ pub(super) fn error(
 }
 
 fn reply(reply: Reply) -> Response<HttpBody> {
-    if reply.is_busy() {
-        let mut res = json(StatusCode::SERVICE_UNAVAILABLE, reply.into_body());
-        res.headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        return res;
+    match reply.retry() {
+        Retry::No => {
+            let status = status_for(reply.error_code());
+            json(status, reply.into_body())
+        }
+        Retry::Busy => {
+            let mut res = json(StatusCode::SERVICE_UNAVAILABLE, reply.into_body());
+            res.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            res
+        }
+        // Spec: server/tools.mdx#security-considerations (rate limits);
+        // RFC 6585 (429), RFC 9110 (Retry-After in seconds).
+        Retry::Limited(secs) => {
+            let mut res = json(StatusCode::TOO_MANY_REQUESTS, reply.into_body());
+            res.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(secs));
+            res
+        }
     }
-    let status = status_for(reply.error_code());
-    json(status, reply.into_body())
 }
 
 /// `503 Service Unavailable` with `Retry-After: 1` and a `-32603` error.
@@ -513,9 +525,10 @@ impl HttpService {
     }
 
     /// Runs a validated request and shapes the response.
-    async fn run(&self, p: Prepared, permit: Permit) -> Response<HttpBody> {
+    async fn run(&self, mut p: Prepared, permit: Permit) -> Response<HttpBody> {
         let config = &self.shared.config;
         let id = p.id.clone();
+        p.peer = self.peer_ip();
         let p = match self.server.step(p) {
             Step::Run(job) => job,
             Step::Done(outcome) => {

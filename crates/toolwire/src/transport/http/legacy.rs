@@ -102,9 +102,10 @@ impl HttpService {
     pub(super) async fn run_legacy(
         &self,
         session: Arc<Session>,
-        p: Prepared,
+        mut p: Prepared,
         permit: Permit,
     ) -> Response<HttpBody> {
+        p.peer = self.peer_ip();
         let token = CancellationToken::new();
         let Some(in_flight) = session.track(&p.id, &token) else {
             let e = ErrorObject::invalid_request(format!(

@@ -15,8 +15,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// What one client holds.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PeerCounts {
+    /// The client's address: its rate-limit key when unauthenticated.
+    pub(super) ip: IpAddr,
     connections: AtomicUsize,
     requests: AtomicUsize,
     streams: AtomicUsize,
@@ -33,6 +35,16 @@ pub(super) enum Kind {
 }
 
 impl PeerCounts {
+    fn new(ip: IpAddr) -> Self {
+        Self {
+            ip,
+            connections: AtomicUsize::new(0),
+            requests: AtomicUsize::new(0),
+            streams: AtomicUsize::new(0),
+            sessions: AtomicUsize::new(0),
+        }
+    }
+
     fn count(&self, kind: Kind) -> &AtomicUsize {
         match kind {
             Kind::Connection => &self.connections,
@@ -96,7 +108,7 @@ impl Peers {
                 return None;
             }
         }
-        let counts = Arc::new(PeerCounts::default());
+        let counts = Arc::new(PeerCounts::new(ip));
         map.insert(ip, Arc::downgrade(&counts));
         Some(counts)
     }

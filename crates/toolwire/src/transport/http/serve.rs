@@ -1,4 +1,5 @@
-//! Running [`HttpService`] on a TCP listener: HTTP/1.1 connections, a head
+//! Running [`HttpService`] on a TCP listener: HTTP/1.1 connections (or
+//! HTTPS with HTTP/2 beside them, `tls.rs`), a head
 //! read timeout, a write timeout, bounded connections (overall and per
 //! address), backing off when out of file descriptors, and graceful
 //! shutdown with a bounded grace period.
@@ -88,6 +89,8 @@ where
     // Every live entry holds a connection or a session.
     let peers = Peers::new(max_connections.saturating_add(service.config().max_sessions));
     let write_timeout = service.config().write_timeout;
+    #[cfg(feature = "tls")]
+    let tls = service.config().tls.clone();
     let mut backoff = Backoff::default();
     let mut connections = JoinSet::new();
     let mut shutdown = pin!(shutdown);
@@ -117,9 +120,26 @@ where
                     // Responses are written whole; waiting for more to
                     // coalesce only adds latency.
                     let _ = stream.set_nodelay(true);
-                    let io = TokioIo::new(WriteTimeout::new(stream, write_timeout));
-                    let conn = builder.serve_connection(io, service.for_peer(counts));
+                    let stream = WriteTimeout::new(stream, write_timeout);
                     let stop = stop.clone();
+                    // The handshake runs in the connection's task, which
+                    // holds its places under the connection caps.
+                    #[cfg(feature = "tls")]
+                    if let Some(tls) = &tls {
+                        let serve = super::tls::serve(
+                            tls.clone(),
+                            stream,
+                            service.for_peer(counts),
+                            builder.clone(),
+                            stop,
+                        );
+                        connections.spawn(async move {
+                            let _held = (slot, held);
+                            serve.await;
+                        });
+                        continue;
+                    }
+                    let conn = builder.serve_connection(TokioIo::new(stream), service.for_peer(counts));
                     connections.spawn(async move {
                         let _held = (slot, held);
                         let mut conn = pin!(conn);

@@ -122,12 +122,31 @@ impl Req {
         bytes.extend_from_slice(&self.body);
         exchange(addr, bytes).await
     }
+
+    /// [`send`](Self::send) from the local address `from` (any of
+    /// 127.0.0.0/8 is loopback on Linux): another client, as the server
+    /// sees it.
+    pub(crate) async fn send_from(&self, addr: SocketAddr, from: std::net::IpAddr) -> Resp {
+        let mut bytes = self.head(addr, Some(self.body.len()));
+        bytes.extend_from_slice(&self.body);
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind(SocketAddr::new(from, 0))
+            .expect("bind the source");
+        let stream = socket.connect(addr).await.expect("connect");
+        exchange_on(stream, bytes).await
+    }
 }
 
 /// Writes `bytes` while reading the response until the server closes.
 /// A write error (the server refused the rest of the body) is not fatal.
 pub(crate) async fn exchange(addr: SocketAddr, bytes: Vec<u8>) -> Resp {
     let stream = TcpStream::connect(addr).await.expect("connect");
+    exchange_on(stream, bytes).await
+}
+
+/// [`exchange`] on a connected stream.
+async fn exchange_on(stream: TcpStream, bytes: Vec<u8>) -> Resp {
     let (mut reader, mut writer) = stream.into_split();
     let write = tokio::spawn(async move {
         let _ = writer.write_all(&bytes).await;

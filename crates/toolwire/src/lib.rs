@@ -49,6 +49,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
 mod bus;
 #[cfg(feature = "client")]
 mod client;
@@ -72,6 +74,11 @@ mod tool;
 mod transport;
 mod uri_template;
 
+#[cfg(feature = "auth")]
+pub use auth::{
+    AuthConfig, AuthSetupError, IntrospectionVerifier, JwtVerifier, TokenError, TokenVerifier,
+    VerifiedToken, VerifyFuture,
+};
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 #[cfg(feature = "client")]
 pub use client::{

@@ -108,6 +108,8 @@ pub(crate) async fn rounds(
         params,
         meta,
         principal,
+        #[cfg(feature = "auth")]
+        grant,
         era,
     } = p;
     let config = server.config();
@@ -121,6 +123,8 @@ pub(crate) async fn rounds(
             params: next,
             meta: Arc::clone(&meta),
             principal: principal.clone(),
+            #[cfg(feature = "auth")]
+            grant: grant.clone(),
             era: era.clone(),
         };
         let job = Job { p: prepared, kind };

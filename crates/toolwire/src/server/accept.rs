@@ -169,15 +169,21 @@ pub(crate) struct Prepared {
     /// Who made the request, when the transport authenticated them. Sealed
     /// `requestState` is bound to it.
     pub(crate) principal: Option<Arc<str>>,
+    /// The caller's granted scopes, when the transport's resource server
+    /// authenticated them: lists show only what they may use.
+    #[cfg(feature = "auth")]
+    pub(crate) grant: Option<Arc<crate::auth::scope::Grant>>,
     /// Decided by the transport; never recomputed downstream.
     pub(crate) era: Era,
 }
 
 impl Prepared {
-    /// Records the authenticated principal (for example an OAuth subject).
-    #[allow(dead_code, reason = "for transports that authenticate")]
-    pub(crate) fn set_principal(&mut self, principal: impl Into<Arc<str>>) {
-        self.principal = Some(principal.into());
+    /// Records the authenticated caller: its principal (issuer and
+    /// subject) and its granted scopes.
+    #[cfg(feature = "auth")]
+    pub(crate) fn set_grant(&mut self, grant: &Arc<crate::auth::scope::Grant>) {
+        self.principal = Some(Arc::clone(&grant.principal));
+        self.grant = Some(Arc::clone(grant));
     }
 
     /// `_meta`'s protocol version (present: checked when prepared).
@@ -268,6 +274,8 @@ impl Server {
                     params,
                     meta,
                     principal: None,
+                    #[cfg(feature = "auth")]
+                    grant: None,
                     era: Era::Legacy(Arc::clone(session)),
                 });
             }
@@ -302,6 +310,8 @@ impl Server {
             params,
             meta,
             principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
             era: Era::Modern,
         })
     }
@@ -346,6 +356,8 @@ impl Server {
             params,
             meta,
             principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
             era: Era::Modern,
         })
     }

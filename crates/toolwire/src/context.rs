@@ -203,7 +203,10 @@ impl RequestContext {
         !self.is_cancelled() && !self.inner.finished.load(Ordering::Acquire)
     }
 
-    /// The authenticated principal the transport attached, if any.
+    /// The authenticated principal the transport attached, if any. With
+    /// the HTTP transport's OAuth resource server (feature `auth`), it is
+    /// the token's issuer and subject, separated by one space
+    /// (`"https://auth.example.com user-42"`); `None` without it.
     pub fn principal(&self) -> Option<&str> {
         self.inner.principal.get().map(|p| &**p)
     }

@@ -24,6 +24,12 @@
 //! `subscriptions/listen` as a `Subscription` stream, and the
 //! `x-mcp-header` rules.
 //!
+//! With the `auth` feature, the Streamable HTTP endpoint is an OAuth 2.1
+//! resource server (`AuthConfig`, `HttpConfig::with_auth`): Protected
+//! Resource Metadata, bearer tokens checked by a `TokenVerifier` (JWTs
+//! against the issuer's keys, or introspection), and per-entry scopes
+//! (`ToolBuilder::scopes`).
+//!
 //! The protocol revision is stateless: every request carries its own `_meta`
 //! (protocol version and client capabilities), so any replica can serve any
 //! request.
@@ -49,6 +55,8 @@
 //! # }
 //! ```
 
+#[cfg(feature = "auth")]
+mod auth;
 mod bus;
 #[cfg(feature = "client")]
 mod client;
@@ -74,6 +82,11 @@ mod tool;
 mod transport;
 mod uri_template;
 
+#[cfg(feature = "auth")]
+pub use auth::{
+    AuthConfig, AuthSetupError, IntrospectionVerifier, JwtVerifier, TokenError, TokenVerifier,
+    VerifiedToken, VerifyFuture,
+};
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 #[cfg(feature = "client")]
 pub use client::{

@@ -114,6 +114,7 @@ pub struct Prompt {
 pub(crate) struct PromptInner {
     pub(crate) definition: PromptDefinition,
     pub(crate) completions: BTreeMap<String, Completer>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: Handler,
 }
 
@@ -150,6 +151,7 @@ impl Prompt {
             arguments: Vec::new(),
             icons: Vec::new(),
             meta: None,
+            scopes: Vec::new(),
             completions: Vec::new(),
             problem: None,
             _marker: PhantomData,
@@ -164,6 +166,11 @@ impl Prompt {
     /// The definition as listed by `prompts/list`.
     pub fn definition(&self) -> &PromptDefinition {
         &self.inner.definition
+    }
+
+    /// The OAuth scopes needed to use it (see the builder's `scopes`).
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.scopes
     }
 
     /// The declared arguments, in order.
@@ -245,6 +252,7 @@ pub struct PromptBuilder<A = PromptArguments> {
     arguments: Vec<PromptArgument>,
     icons: Vec<Icon>,
     meta: Option<Meta>,
+    scopes: Vec<String>,
     completions: Vec<(String, Completer)>,
     problem: Option<PromptProblem>,
     _marker: PhantomData<fn() -> A>,
@@ -310,6 +318,19 @@ impl<A> PromptBuilder<A> {
         self
     }
 
+    /// OAuth scopes a caller needs to see and use this prompt when the
+    /// HTTP transport's resource server is on (`HttpConfig::with_auth`,
+    /// feature `auth`): others get `403 insufficient_scope` and do not see
+    /// it listed. Without the resource server, scopes are ignored.
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Sets the definition's `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
@@ -336,6 +357,7 @@ impl<A> PromptBuilder<A> {
             arguments: self.arguments,
             icons: self.icons,
             meta: self.meta,
+            scopes: self.scopes,
             completions: self.completions,
             problem: self.problem,
             _marker: PhantomData,
@@ -382,6 +404,7 @@ impl<A> PromptBuilder<A> {
             inner: Arc::new(PromptInner {
                 definition,
                 completions,
+                scopes: self.scopes,
                 handler,
             }),
         })

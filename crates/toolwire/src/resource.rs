@@ -177,10 +177,27 @@ struct Common {
     meta: Option<Meta>,
     ttl: Option<Duration>,
     cache_scope: Option<CacheScope>,
+    scopes: Vec<String>,
 }
 
 macro_rules! common_setters {
     () => {
+        /// OAuth scopes a caller needs to see and read these resources when
+        /// the HTTP transport's resource server is on
+        /// (`HttpConfig::with_auth`, feature `auth`): others get `403
+        /// insufficient_scope` and do not see them listed. Without the
+        /// resource server, scopes are ignored.
+        pub fn scopes<I, S>(mut self, scopes: I) -> Self
+        where
+            I: IntoIterator<Item = S>,
+            S: Into<String>,
+        {
+            self.common
+                .scopes
+                .extend(scopes.into_iter().map(Into::into));
+            self
+        }
+
         /// A human-readable title.
         pub fn title(mut self, title: impl Into<String>) -> Self {
             self.common.title = Some(title.into());
@@ -279,6 +296,7 @@ pub struct Resource {
 
 pub(crate) struct ResourceInner {
     pub(crate) definition: ResourceDefinition,
+    pub(crate) scopes: Vec<String>,
     pub(crate) reader: Reader,
 }
 
@@ -322,6 +340,11 @@ impl Resource {
     /// The definition as listed by `resources/list`.
     pub fn definition(&self) -> &ResourceDefinition {
         &self.inner.definition
+    }
+
+    /// The OAuth scopes needed to read it (see the builder's `scopes`).
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.scopes
     }
 }
 
@@ -401,6 +424,7 @@ impl ResourceBuilder {
         Ok(Resource {
             inner: Arc::new(ResourceInner {
                 definition,
+                scopes: c.scopes,
                 reader: Reader {
                     mime_type: c.mime_type,
                     ttl_ms: c.ttl.map(crate::handler::wire_millis),
@@ -422,6 +446,7 @@ pub struct ResourceTemplate {
 
 pub(crate) struct TemplateInner {
     pub(crate) definition: ResourceTemplateDefinition,
+    pub(crate) scopes: Vec<String>,
     pub(crate) template: UriTemplate,
     pub(crate) completions: BTreeMap<String, Completer>,
     pub(crate) reader: Reader,
@@ -479,6 +504,12 @@ impl ResourceTemplate {
     /// The definition as listed by `resources/templates/list`.
     pub fn definition(&self) -> &ResourceTemplateDefinition {
         &self.inner.definition
+    }
+
+    /// The OAuth scopes needed to read its resources (see the builder's
+    /// `scopes`).
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.scopes
     }
 }
 
@@ -553,6 +584,7 @@ impl ResourceTemplateBuilder {
         Ok(ResourceTemplate {
             inner: Arc::new(TemplateInner {
                 definition,
+                scopes: c.scopes,
                 template,
                 completions,
                 reader: Reader {

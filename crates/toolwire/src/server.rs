@@ -6,6 +6,8 @@
 //! streams live in `server/listen.rs`.
 
 mod accept;
+#[cfg(feature = "auth")]
+mod authz;
 mod completion;
 mod config;
 mod dispatch;

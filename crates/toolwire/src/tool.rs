@@ -174,6 +174,7 @@ pub(crate) struct ToolInner {
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) header_params: Vec<HeaderParam>,
     pub(crate) required_capabilities: Vec<String>,
+    pub(crate) scopes: Vec<String>,
     pub(crate) handler: Handler,
 }
 
@@ -197,6 +198,7 @@ impl Tool {
             annotations: None,
             icons: Vec::new(),
             required_capabilities: Vec::new(),
+            scopes: Vec::new(),
             meta: None,
             _marker: PhantomData,
         }
@@ -210,6 +212,11 @@ impl Tool {
     /// The definition as listed by `tools/list`.
     pub fn definition(&self) -> &ToolDefinition {
         &self.inner.definition
+    }
+
+    /// The OAuth scopes needed to use it (see the builder's `scopes`).
+    pub fn scopes(&self) -> &[String] {
+        &self.inner.scopes
     }
 
     /// The parameters mirrored into `Mcp-Param-*` headers.
@@ -296,6 +303,7 @@ pub struct ToolBuilder<I = Value, O = Untyped> {
     annotations: Option<ToolAnnotations>,
     icons: Vec<Icon>,
     required_capabilities: Vec<String>,
+    scopes: Vec<String>,
     meta: Option<Map<String, Value>>,
     _marker: PhantomData<fn() -> (I, O)>,
 }
@@ -320,6 +328,7 @@ impl<I, O> ToolBuilder<I, O> {
             annotations: self.annotations,
             icons: self.icons,
             required_capabilities: self.required_capabilities,
+            scopes: self.scopes,
             meta: self.meta,
             _marker: PhantomData,
         }
@@ -393,6 +402,19 @@ impl<I, O> ToolBuilder<I, O> {
         self
     }
 
+    /// OAuth scopes a caller needs to see and use this tool when the
+    /// HTTP transport's resource server is on (`HttpConfig::with_auth`,
+    /// feature `auth`): others get `403 insufficient_scope` and do not see
+    /// it listed. Without the resource server, scopes are ignored.
+    pub fn scopes<L, S>(mut self, scopes: L) -> Self
+    where
+        L: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes.extend(scopes.into_iter().map(Into::into));
+        self
+    }
+
     /// Sets the definition's `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
@@ -451,6 +473,7 @@ impl<I, O> ToolBuilder<I, O> {
                 output,
                 header_params,
                 required_capabilities: self.required_capabilities,
+                scopes: self.scopes,
                 handler,
             }),
         })

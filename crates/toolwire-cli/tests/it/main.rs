@@ -1,5 +1,6 @@
 //! End-to-end tests of the `toolwire` binary.
 
+mod auth;
 mod bounds;
 mod client;
 mod demo_inputs;

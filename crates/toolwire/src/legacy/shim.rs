@@ -108,6 +108,8 @@ pub(crate) async fn rounds(
         params,
         meta,
         principal,
+        #[cfg(feature = "auth")]
+        grant,
         peer,
         era,
     } = p;
@@ -122,6 +124,8 @@ pub(crate) async fn rounds(
             params: next,
             meta: Arc::clone(&meta),
             principal: principal.clone(),
+            #[cfg(feature = "auth")]
+            grant: grant.clone(),
             peer,
             era: era.clone(),
         };

@@ -171,6 +171,10 @@ pub(crate) struct Prepared {
     /// Who made the request, when the transport authenticated them. Sealed
     /// `requestState` is bound to it.
     pub(crate) principal: Option<Arc<str>>,
+    /// The caller's granted scopes, when the transport's resource server
+    /// authenticated them: lists show only what they may use.
+    #[cfg(feature = "auth")]
+    pub(crate) grant: Option<Arc<crate::auth::scope::Grant>>,
     /// The client's IP address, when the transport knows it: an
     /// unauthenticated caller's rate-limit key.
     pub(crate) peer: Option<IpAddr>,
@@ -179,10 +183,12 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    /// Records the authenticated principal (for example an OAuth subject).
-    #[allow(dead_code, reason = "for transports that authenticate")]
-    pub(crate) fn set_principal(&mut self, principal: impl Into<Arc<str>>) {
-        self.principal = Some(principal.into());
+    /// Records the authenticated caller: its principal (issuer and
+    /// subject) and its granted scopes.
+    #[cfg(feature = "auth")]
+    pub(crate) fn set_grant(&mut self, grant: &Arc<crate::auth::scope::Grant>) {
+        self.principal = Some(Arc::clone(&grant.principal));
+        self.grant = Some(Arc::clone(grant));
     }
 
     /// Who the request counts against for rate limits: the principal,
@@ -283,6 +289,8 @@ impl Server {
                     params,
                     meta,
                     principal: None,
+                    #[cfg(feature = "auth")]
+                    grant: None,
                     peer: None,
                     era: Era::Legacy(Arc::clone(session)),
                 });
@@ -318,6 +326,8 @@ impl Server {
             params,
             meta,
             principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
             peer: None,
             era: Era::Modern,
         })
@@ -363,6 +373,8 @@ impl Server {
             params,
             meta,
             principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
             peer: None,
             era: Era::Modern,
         })

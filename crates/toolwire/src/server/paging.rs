@@ -44,10 +44,46 @@ pub(crate) fn list_page<T: Named, R: serde::Serialize>(
     cursor: Option<&str>,
     build: impl Fn(&[T], Option<String>) -> R,
 ) -> Outcome {
+    let items = snapshot.items();
+    list_items(
+        server,
+        p,
+        items,
+        Some(&snapshot.pages),
+        page_size,
+        cursor,
+        build,
+    )
+}
+
+/// Answers a list request from `items` chosen for this request alone (a
+/// caller's authorized entries): pages are built each time, never kept.
+#[cfg(feature = "auth")]
+pub(crate) fn list_private<T, R: serde::Serialize>(
+    server: &Server,
+    p: &Prepared,
+    items: &[T],
+    page_size: usize,
+    cursor: Option<&str>,
+    build: impl Fn(&[T], Option<String>) -> R,
+) -> Outcome {
+    list_items(server, p, items, None, page_size, cursor, build)
+}
+
+type Pages = std::sync::OnceLock<Vec<Box<RawValue>>>;
+
+fn list_items<T, R: serde::Serialize>(
+    server: &Server,
+    p: &Prepared,
+    items: &[T],
+    pages: Option<&Pages>,
+    page_size: usize,
+    cursor: Option<&str>,
+    build: impl Fn(&[T], Option<String>) -> R,
+) -> Outcome {
     // A page size of 0 is refused when the configuration is set; guard the
     // division anyway, since no value may make a request panic.
     let page_size = page_size.max(1);
-    let items = snapshot.items();
     let count = items.len().div_ceil(page_size).max(1);
     let page = match cursor {
         None => 0,
@@ -68,14 +104,13 @@ pub(crate) fn list_page<T: Named, R: serde::Serialize>(
             (end < items.len()).then(|| encode_cursor(end)),
         )
     };
-    match p.era.shape() {
-        Shape::Modern => {
-            let pages = snapshot
-                .pages
-                .get_or_init(|| (0..count).map(|page| to_raw(&page_of(page))).collect());
+    match (p.era.shape(), pages) {
+        (Shape::Modern, Some(pages)) => {
+            let pages =
+                pages.get_or_init(|| (0..count).map(|page| to_raw(&page_of(page))).collect());
             Outcome::Complete(Reply::raw_result(&p.id, &pages[page]).into_body())
         }
-        shape => server.respond(shape, &p.id, &page_of(page)),
+        (shape, _) => server.respond(shape, &p.id, &page_of(page)),
     }
 }
 

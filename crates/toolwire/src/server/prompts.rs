@@ -60,21 +60,24 @@ impl Server {
     pub(crate) fn list_prompts(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.prompts.snapshot();
-        paging::list_page(
-            self,
-            p,
-            &snapshot,
-            c.page_size,
-            p.params.cursor.as_deref(),
-            |items, next_cursor| ListPromptsResult {
-                result_type: ResultType::Complete,
-                prompts: items.iter().map(|p| p.definition().clone()).collect(),
-                next_cursor,
-                ttl_ms: c.ttl_ms(),
-                cache_scope: c.cache_scope,
-                meta: Some(self.result_meta()),
-            },
-        )
+        let cursor = p.params.cursor.as_deref();
+        let build = |items: &[Prompt], next_cursor, cache_scope| ListPromptsResult {
+            result_type: ResultType::Complete,
+            prompts: items.iter().map(|p| p.definition().clone()).collect(),
+            next_cursor,
+            ttl_ms: c.ttl_ms(),
+            cache_scope,
+            meta: Some(self.result_meta()),
+        };
+        #[cfg(feature = "auth")]
+        if let Some(visible) = super::authz::visible(p, &snapshot) {
+            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
+                build(i, n, toolwire_proto::types::CacheScope::Private)
+            });
+        }
+        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
+            build(i, n, c.cache_scope)
+        })
     }
 
     pub(crate) async fn get_prompt(

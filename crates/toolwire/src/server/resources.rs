@@ -109,41 +109,48 @@ impl Server {
     pub(crate) fn list_resources(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.resources.snapshot();
-        paging::list_page(
-            self,
-            p,
-            &snapshot,
-            c.page_size,
-            p.params.cursor.as_deref(),
-            |items, next_cursor| ListResourcesResult {
-                result_type: ResultType::Complete,
-                resources: items.iter().map(|r| r.definition().clone()).collect(),
-                next_cursor,
-                ttl_ms: c.ttl_ms(),
-                cache_scope: c.cache_scope,
-                meta: Some(self.result_meta()),
-            },
-        )
+        let cursor = p.params.cursor.as_deref();
+        let build = |items: &[Resource], next_cursor, cache_scope| ListResourcesResult {
+            result_type: ResultType::Complete,
+            resources: items.iter().map(|r| r.definition().clone()).collect(),
+            next_cursor,
+            ttl_ms: c.ttl_ms(),
+            cache_scope,
+            meta: Some(self.result_meta()),
+        };
+        #[cfg(feature = "auth")]
+        if let Some(visible) = super::authz::visible(p, &snapshot) {
+            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
+                build(i, n, toolwire_proto::types::CacheScope::Private)
+            });
+        }
+        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
+            build(i, n, c.cache_scope)
+        })
     }
 
     pub(crate) fn list_resource_templates(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.resource_templates.snapshot();
-        paging::list_page(
-            self,
-            p,
-            &snapshot,
-            c.page_size,
-            p.params.cursor.as_deref(),
-            |items, next_cursor| ListResourceTemplatesResult {
+        let cursor = p.params.cursor.as_deref();
+        let build =
+            |items: &[ResourceTemplate], next_cursor, cache_scope| ListResourceTemplatesResult {
                 result_type: ResultType::Complete,
                 resource_templates: items.iter().map(|t| t.definition().clone()).collect(),
                 next_cursor,
                 ttl_ms: c.ttl_ms(),
-                cache_scope: c.cache_scope,
+                cache_scope,
                 meta: Some(self.result_meta()),
-            },
-        )
+            };
+        #[cfg(feature = "auth")]
+        if let Some(visible) = super::authz::visible(p, &snapshot) {
+            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
+                build(i, n, toolwire_proto::types::CacheScope::Private)
+            });
+        }
+        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
+            build(i, n, c.cache_scope)
+        })
     }
 
     /// The reader for `uri`: the fixed resource with that URI, else the

@@ -5,6 +5,7 @@ use super::outcome::{Outcome, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
+use crate::tool::Tool;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
@@ -17,21 +18,24 @@ impl Server {
     pub(crate) fn list_tools(&self, p: &Prepared) -> Outcome {
         let c = &self.inner.config;
         let snapshot = self.inner.tools.snapshot();
-        paging::list_page(
-            self,
-            p,
-            &snapshot,
-            c.page_size,
-            p.params.cursor.as_deref(),
-            |items, next_cursor| ListToolsResult {
-                result_type: ResultType::Complete,
-                tools: items.iter().map(|t| t.definition().clone()).collect(),
-                next_cursor,
-                ttl_ms: c.ttl_ms(),
-                cache_scope: c.cache_scope,
-                meta: Some(self.result_meta()),
-            },
-        )
+        let cursor = p.params.cursor.as_deref();
+        let build = |items: &[Tool], next_cursor, cache_scope| ListToolsResult {
+            result_type: ResultType::Complete,
+            tools: items.iter().map(|t| t.definition().clone()).collect(),
+            next_cursor,
+            ttl_ms: c.ttl_ms(),
+            cache_scope,
+            meta: Some(self.result_meta()),
+        };
+        #[cfg(feature = "auth")]
+        if let Some(visible) = super::authz::visible(p, &snapshot) {
+            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
+                build(i, n, toolwire_proto::types::CacheScope::Private)
+            });
+        }
+        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
+            build(i, n, c.cache_scope)
+        })
     }
 
     pub(crate) async fn call_tool(

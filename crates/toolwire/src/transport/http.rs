@@ -11,6 +11,8 @@
 //!
 //! Spec: basic/transports/streamable-http.mdx
 
+#[cfg(feature = "auth")]
+mod auth;
 mod body;
 mod config;
 mod early;
@@ -206,6 +208,9 @@ struct Shared {
     limiter: Option<Arc<Semaphore>>,
     /// Legacy sessions, unless [`HttpConfig::legacy_sessions`] is off.
     sessions: Option<sessions::SessionStore>,
+    /// The OAuth resource server, when configured.
+    #[cfg(feature = "auth")]
+    auth: Option<crate::auth::Authenticator>,
 }
 
 impl fmt::Debug for HttpService {
@@ -243,6 +248,11 @@ impl HttpService {
         let limiter = config
             .max_concurrent_requests
             .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS))));
+        #[cfg(feature = "auth")]
+        let auth = config
+            .auth
+            .clone()
+            .map(|a| crate::auth::Authenticator::new(a, config.path.as_deref()));
         Self {
             server,
             shared: Arc::new(Shared {
@@ -250,6 +260,8 @@ impl HttpService {
                 policy,
                 limiter,
                 sessions,
+                #[cfg(feature = "auth")]
+                auth,
             }),
             peer: None,
         }

@@ -2,6 +2,8 @@
 //! real `serve_http_on` on `127.0.0.1:0`, driven by a raw HTTP/1.1 client.
 
 mod abuse;
+#[cfg(feature = "auth")]
+mod auth;
 mod bounds;
 mod client;
 mod config;

@@ -76,6 +76,9 @@ pub struct HttpConfig {
     pub(crate) max_connections: Option<usize>,
     pub(crate) max_connections_per_client: usize,
     pub(crate) write_timeout: Duration,
+    /// The OAuth resource server, when on (see `with_auth`, in `auth.rs`).
+    #[cfg(feature = "auth")]
+    pub(crate) auth: Option<crate::auth::AuthConfig>,
     pub(crate) max_drain_bytes: usize,
     /// HTTPS (`tls.rs`).
     #[cfg(feature = "tls")]
@@ -114,6 +117,8 @@ impl HttpConfig {
             max_connections: None,
             max_connections_per_client: 256,
             write_timeout: Duration::from_secs(30),
+            #[cfg(feature = "auth")]
+            auth: None,
             max_drain_bytes: 16 * 1024 * 1024,
             #[cfg(feature = "tls")]
             tls: None,

@@ -167,6 +167,21 @@ pub(super) enum HeadError {
 #[derive(Debug, Default)]
 pub(super) struct Head {
     pub(super) session_id: Option<String>,
+    /// The authenticated caller, when the resource server is on.
+    #[cfg(feature = "auth")]
+    pub(super) grant: Option<Arc<crate::auth::scope::Grant>>,
+}
+
+impl Head {
+    /// The authenticated principal, if any: a legacy session belongs to
+    /// the principal that opened it.
+    pub(super) fn principal(&self) -> Option<&Arc<str>> {
+        #[cfg(feature = "auth")]
+        if let Some(grant) = &self.grant {
+            return Some(&grant.principal);
+        }
+        None
+    }
 }
 
 /// The `MCP-Protocol-Version` header, if readable.
@@ -196,6 +211,10 @@ impl HttpService {
         B::Error: Into<BoxError>,
     {
         let (parts, body) = req.into_parts();
+        #[cfg(feature = "auth")]
+        if self.shared.auth.is_some() {
+            return self.handle_authenticated(parts, body);
+        }
         let head = match self.check_head(&parts) {
             Ok(head) => head,
             Err(HeadError::Answered(early)) => return HttpResponseFuture::ready(*early),
@@ -270,7 +289,12 @@ impl HttpService {
             .server
             .prepare_message(bytes, self.shared.config.max_json_depth)
         {
-            Ok(prepared) => {
+            #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+            Ok(mut prepared) => {
+                #[cfg(feature = "auth")]
+                if head.grant.is_some() {
+                    self.authorize(head, &mut prepared)?;
+                }
                 return self
                     .check_headers(headers, prepared, permit)
                     .map(Route::Modern);
@@ -284,23 +308,32 @@ impl HttpService {
         };
         let session = self.session(head);
         match self.server.accept(request, session.as_ref()) {
-            Accepted::Request(p) => match &p.era {
-                Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
-                Era::Legacy(session) => {
-                    // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
-                    if version_header(headers).is_some() && !legacy_version(headers) {
-                        return Err(Box::new(plain(
-                            StatusCode::BAD_REQUEST,
-                            "Bad Request: Unsupported MCP-Protocol-Version",
-                        )));
-                    }
-                    // A second request: the session is in use, and lives
-                    // on the idle timeout from now on.
-                    session.confirm();
-                    Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
+            #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
+            Accepted::Request(mut p) => {
+                #[cfg(feature = "auth")]
+                if head.grant.is_some() {
+                    self.authorize(head, &mut p)?;
                 }
-            },
-            Accepted::Initialize(id, init) => Err(Box::new(self.initialize(headers, &id, init))),
+                match &p.era {
+                    Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
+                    Era::Legacy(session) => {
+                        // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
+                        if version_header(headers).is_some() && !legacy_version(headers) {
+                            return Err(Box::new(plain(
+                                StatusCode::BAD_REQUEST,
+                                "Bad Request: Unsupported MCP-Protocol-Version",
+                            )));
+                        }
+                        // A second request: the session is in use, and lives
+                        // on the idle timeout from now on.
+                        session.confirm();
+                        Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
+                    }
+                }
+            }
+            Accepted::Initialize(id, init) => {
+                Err(Box::new(self.initialize(headers, head, &id, init)))
+            }
             // Spec (2025-11-25): JSON-RPC errors of a session travel with 200.
             Accepted::Refused(r, Shape::Legacy(_)) => {
                 Err(Box::new(json(StatusCode::OK, r.into_body())))
@@ -322,7 +355,7 @@ impl HttpService {
     /// The legacy session a request names, if it is known.
     fn session(&self, head: &Head) -> Option<Arc<Session>> {
         let store = self.shared.sessions.as_ref()?;
-        store.get(head.session_id.as_deref()?)
+        store.get(head.session_id.as_deref()?, head.principal())
     }
 
     /// A notification: `202`. In a legacy session,
@@ -393,6 +426,13 @@ impl HttpService {
     /// allow-lists, method, framing, content negotiation. A legacy
     /// session's GET (its standalone stream) and DELETE are answered here.
     fn check_head(&self, parts: &http::request::Parts) -> Result<Head, HeadError> {
+        self.check_target(parts)?;
+        let head = self.read_head(&parts.headers);
+        self.check_method(parts, head)
+    }
+
+    /// The path and the `Host` and `Origin` allow-lists.
+    pub(super) fn check_target(&self, parts: &http::request::Parts) -> Result<(), Early> {
         let shared = &*self.shared;
         if shared
             .config
@@ -423,11 +463,20 @@ impl HttpService {
             tracing::debug!(?refusal, "refused by the host/origin check");
             return Err(HeadError::Refused(Refused::new(status, why)));
         }
-        let head = self.read_head(&parts.headers);
+        Ok(())
+    }
+
+    /// The method (a legacy session's GET and DELETE are answered here)
+    /// and content negotiation.
+    pub(super) fn check_method(
+        &self,
+        parts: &http::request::Parts,
+        head: Head,
+    ) -> Result<Head, Early> {
         if parts.method != Method::POST {
             return Err(HeadError::Answered(Box::new(match &head.session_id {
-                Some(sid) if parts.method == Method::GET => self.open_stream(parts, sid),
-                Some(sid) if parts.method == Method::DELETE => self.delete(sid),
+                Some(_) if parts.method == Method::GET => self.open_stream(parts, &head),
+                Some(_) if parts.method == Method::DELETE => self.delete(&head),
                 // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
                 // — GET and DELETE (and anything else) get 405.
                 _ => not_allowed(&parts.method, head.session_id.is_some()),
@@ -462,7 +511,7 @@ impl HttpService {
 
     /// Reads the era-deciding headers. The modern request path reads no
     /// more than a map lookup or two when there is no session header.
-    fn read_head(&self, headers: &HeaderMap) -> Head {
+    pub(super) fn read_head(&self, headers: &HeaderMap) -> Head {
         if self.shared.sessions.is_none() {
             return Head::default();
         }
@@ -472,7 +521,11 @@ impl HttpService {
         // A modern request ignores `Mcp-Session-Id`.
         let session_id = (version_header(headers) != Some(PROTOCOL_VERSION))
             .then(|| sid.to_str().unwrap_or_default().to_owned());
-        Head { session_id }
+        Head {
+            session_id,
+            #[cfg(feature = "auth")]
+            grant: None,
+        }
     }
 
     /// Takes a place under the concurrent-request limits, the client's and

@@ -24,7 +24,7 @@
 
 use super::Permit;
 use super::body::{HttpBody, KEEP_ALIVE, KeepAlive, ReplyFuture, push_event};
-use super::handle::{busy, error, json, plain, sse, version_header};
+use super::handle::{Head, busy, error, json, plain, sse, version_header};
 use super::peers::{self, Kind, Slot};
 use super::{HttpService, names};
 use crate::legacy::{self, InitializeParams, Notifier, Session, StreamQueue};
@@ -50,6 +50,7 @@ impl HttpService {
     pub(super) fn initialize(
         &self,
         headers: &HeaderMap,
+        head: &Head,
         id: &RequestId,
         init: InitializeParams,
     ) -> Response<HttpBody> {
@@ -68,7 +69,8 @@ impl HttpService {
             Some(peer) => peers::acquire(peer, Kind::Session, max).map(Some).ok_or(()),
             None => Ok(None),
         };
-        let Ok(sid) = store.create(Arc::clone(&session), slot) else {
+        let owner = head.principal().cloned();
+        let Ok(sid) = store.create(Arc::clone(&session), slot, owner) else {
             session.close();
             return busy(
                 Some(id),
@@ -88,8 +90,15 @@ impl HttpService {
     /// Python SDK's client takes only 200 or 204 as success (and reports a
     /// failed termination otherwise), so it is 200, which any client reads
     /// as success.
-    pub(super) fn delete(&self, sid: &str) -> Response<HttpBody> {
-        match self.shared.sessions.as_ref().is_some_and(|s| s.remove(sid)) {
+    pub(super) fn delete(&self, head: &Head) -> Response<HttpBody> {
+        let sid = head.session_id.as_deref().unwrap_or_default();
+        let who = head.principal();
+        match self
+            .shared
+            .sessions
+            .as_ref()
+            .is_some_and(|s| s.remove(sid, who))
+        {
             true => super::handle::with_status(StatusCode::OK, HttpBody::empty()),
             false => plain(StatusCode::NOT_FOUND, "Not Found: Session not found"),
         }
@@ -138,7 +147,8 @@ impl HttpService {
 
     /// The session's standalone stream. Spec (2025-11-25):
     /// basic/transports.mdx#listening-for-messages-from-the-server
-    pub(super) fn open_stream(&self, parts: &Parts, sid: &str) -> Response<HttpBody> {
+    pub(super) fn open_stream(&self, parts: &Parts, head: &Head) -> Response<HttpBody> {
+        let sid = head.session_id.as_deref().unwrap_or_default();
         let accepts = parts.headers.get_all(ACCEPT).iter().any(|v| {
             v.to_str()
                 .is_ok_and(|s| s.contains("text/event-stream") || s.contains("*/*"))
@@ -149,7 +159,8 @@ impl HttpService {
                 "Not Acceptable: Accept must list text/event-stream",
             );
         }
-        let Some(session) = self.shared.sessions.as_ref().and_then(|s| s.get(sid)) else {
+        let who = head.principal();
+        let Some(session) = self.shared.sessions.as_ref().and_then(|s| s.get(sid, who)) else {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
         };
         let Ok(slot) = self.stream_slot() else {

@@ -17,6 +17,8 @@ struct Entry {
     session: Arc<Session>,
     created: Instant,
     last_seen: Instant,
+    /// The authenticated principal that opened it: only it may use it.
+    owner: Option<Arc<str>>,
     /// The client's session slot, given back when the entry goes.
     _slot: Option<Slot>,
 }
@@ -73,6 +75,7 @@ impl SessionStore {
         &self,
         session: Arc<Session>,
         slot: impl Fn() -> Result<Option<Slot>, ()>,
+        owner: Option<Arc<str>>,
     ) -> Result<String, Full> {
         let now = Instant::now();
         let mut map = self.map.lock().map_err(|_| Full)?;
@@ -94,18 +97,23 @@ impl SessionStore {
                 session,
                 created: now,
                 last_seen: now,
+                owner,
                 _slot: slot,
             },
         );
         Ok(id)
     }
 
-    /// The live session `id` names, marked as just used. An expired one is
-    /// removed and closed.
-    pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
+    /// The live session `id` names, marked as just used, if `who` opened
+    /// it (another principal's request finds none: a leaked id is worthless
+    /// without its token). An expired one is removed and closed.
+    pub(super) fn get(&self, id: &str, who: Option<&Arc<str>>) -> Option<Arc<Session>> {
         let now = Instant::now();
         let mut map = self.map.lock().ok()?;
         let entry = map.get_mut(id)?;
+        if entry.owner.as_ref() != who {
+            return None;
+        }
         if self.expired(entry, now) {
             if let Some(e) = map.remove(id) {
                 e.session.close();
@@ -116,9 +124,14 @@ impl SessionStore {
         Some(Arc::clone(&entry.session))
     }
 
-    /// Ends the session `id`; `false` if there was none.
-    pub(super) fn remove(&self, id: &str) -> bool {
-        let removed = self.map.lock().ok().and_then(|mut m| m.remove(id));
+    /// Ends the session `id` if `who` opened it; `false` if there was none.
+    pub(super) fn remove(&self, id: &str, who: Option<&Arc<str>>) -> bool {
+        let removed = self.map.lock().ok().and_then(|mut m| {
+            if m.get(id)?.owner.as_ref() != who {
+                return None;
+            }
+            m.remove(id)
+        });
         match removed {
             Some(e) => {
                 e.session.close();
@@ -152,37 +165,52 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn idle_sessions_expire_and_the_count_is_bounded() {
         let store = SessionStore::new(Duration::from_secs(10), Duration::from_secs(100), 2);
-        let a = store.create(session(), || Ok(None)).expect("a");
-        let _b = store.create(session(), || Ok(None)).expect("b");
+        let a = store.create(session(), || Ok(None), None).expect("a");
+        let _b = store.create(session(), || Ok(None), None).expect("b");
         assert!(
-            store.create(session(), || Ok(None)).is_err(),
+            store.create(session(), || Ok(None), None).is_err(),
             "at the limit"
         );
-        assert!(store.get(&a).is_some());
+        assert!(store.get(&a, None).is_some());
         tokio::time::advance(Duration::from_secs(11)).await;
-        assert!(store.get(&a).is_none(), "expired");
+        assert!(store.get(&a, None).is_none(), "expired");
         let c = store
-            .create(session(), || Ok(None))
+            .create(session(), || Ok(None), None)
             .expect("room after expiry");
         assert_eq!(c.len(), 32);
         assert!(c.bytes().all(|b| b.is_ascii_hexdigit()));
-        assert!(store.remove(&c));
-        assert!(store.get(&c).is_none());
+        assert!(store.remove(&c, None));
+        assert!(store.get(&c, None).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_session_belongs_to_the_principal_that_opened_it() {
+        let store = SessionStore::new(Duration::from_secs(60), Duration::from_secs(60), 4);
+        let alice: Arc<str> = "https://as alice".into();
+        let bob: Arc<str> = "https://as bob".into();
+        let id = store
+            .create(session(), || Ok(None), Some(Arc::clone(&alice)))
+            .expect("created");
+        assert!(store.get(&id, Some(&bob)).is_none(), "another principal");
+        assert!(store.get(&id, None).is_none(), "no principal");
+        assert!(!store.remove(&id, Some(&bob)), "bob cannot end it");
+        assert!(store.get(&id, Some(&alice)).is_some());
+        assert!(store.remove(&id, Some(&alice)));
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_session_never_used_after_initialize_expires_early() {
         let store = SessionStore::new(Duration::from_secs(1800), Duration::from_secs(5), 10);
-        let unused = store.create(session(), || Ok(None)).expect("unused");
+        let unused = store.create(session(), || Ok(None), None).expect("unused");
         let used_session = session();
         let used = store
-            .create(Arc::clone(&used_session), || Ok(None))
+            .create(Arc::clone(&used_session), || Ok(None), None)
             .expect("used");
         used_session.confirm();
         tokio::time::advance(Duration::from_secs(6)).await;
-        assert!(store.get(&unused).is_none(), "unused: gone after 5 s");
+        assert!(store.get(&unused, None).is_none(), "unused: gone after 5 s");
         assert!(
-            store.get(&used).is_some(),
+            store.get(&used, None).is_some(),
             "used: lives on the idle timeout"
         );
     }

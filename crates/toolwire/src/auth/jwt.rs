@@ -1,0 +1,492 @@
+//! [`JwtVerifier`]: JWT access tokens (RFC 9068) checked against the
+//! authorization server's key set.
+//!
+//! The key set's URL comes from the authorization server's metadata (RFC
+//! 8414, then OpenID Connect Discovery) or is configured. Keys are cached
+//! by `kid`; an unknown `kid` refetches the set, at most once per refresh
+//! interval, so a stream of forged `kid`s cannot turn into a stream of
+//! fetches. Signatures are checked by `jsonwebtoken` (ring): no JOSE or
+//! cryptography is written here.
+
+use super::fetch::{Fetcher, parse_endpoint};
+use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
+use http::Uri;
+use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
+use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::{Duration, UNIX_EPOCH};
+use tokio::time::Instant;
+
+/// The signature algorithms accepted: asymmetric only, so `none` and an
+/// HMAC keyed with a public key (algorithm confusion) never verify.
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorithm::EdDSA];
+
+/// The most keys kept from one key set.
+const MAX_KEYS: usize = 64;
+
+/// Verifies JWT access tokens (RFC 9068) against an authorization server's
+/// JSON Web Key Set.
+///
+/// A token is accepted when its header's `typ` is `at+jwt`, its `alg` is
+/// RS256, ES256 or EdDSA and matches the key its `kid` names, its signature
+/// verifies, its `iss` equals the issuer exactly, its `aud` contains the
+/// audience (the canonical resource URI), it has a `sub`, and `exp` and
+/// `nbf` hold within the leeway (30 s by default).
+///
+/// # Example
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use toolwire::JwtVerifier;
+///
+/// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")?
+///     // Optional: otherwise found in the issuer's metadata.
+///     .with_jwks_uri("https://auth.example.com/jwks")?
+///     .with_leeway(Duration::from_secs(10));
+/// # Ok::<(), toolwire::AuthSetupError>(())
+/// ```
+pub struct JwtVerifier {
+    inner: Inner,
+}
+
+struct Inner {
+    issuer: String,
+    audience: String,
+    leeway: Duration,
+    refresh_interval: Duration,
+    configured_jwks: Option<Uri>,
+    fetcher: OnceLock<Result<Fetcher, String>>,
+    keys: RwLock<Keys>,
+    /// One refresh at a time; the others wait for its keys.
+    refreshing: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct Keys {
+    by_kid: HashMap<String, Arc<Key>>,
+    /// Keys published without a `kid`.
+    anonymous: Vec<Arc<Key>>,
+    jwks_uri: Option<Uri>,
+    /// When the set was last fetched (or a fetch last failed).
+    fetched: Option<Instant>,
+}
+
+struct Key {
+    key: DecodingKey,
+    alg: Algorithm,
+}
+
+impl std::fmt::Debug for JwtVerifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JwtVerifier")
+            .field("issuer", &self.inner.issuer)
+            .field("audience", &self.inner.audience)
+            .finish_non_exhaustive()
+    }
+}
+
+impl JwtVerifier {
+    /// Tokens of `issuer` (compared exactly) for `audience`, the canonical
+    /// URI of this server. Fails when `issuer` is not an `https://` URL
+    /// (`http://` is allowed on loopback hosts).
+    pub fn new(
+        issuer: impl Into<String>,
+        audience: impl Into<String>,
+    ) -> Result<Self, AuthSetupError> {
+        let issuer = issuer.into();
+        parse_endpoint(&issuer).map_err(|e| AuthSetupError(format!("issuer {e}")))?;
+        Ok(Self {
+            inner: Inner {
+                issuer,
+                audience: audience.into(),
+                leeway: Duration::from_secs(30),
+                refresh_interval: Duration::from_secs(30),
+                configured_jwks: None,
+                fetcher: OnceLock::new(),
+                keys: RwLock::new(Keys::default()),
+                refreshing: tokio::sync::Mutex::new(()),
+            },
+        })
+    }
+
+    fn inner_mut(&mut self) -> &mut Inner {
+        &mut self.inner
+    }
+
+    /// Fetches the key set from `url` instead of the URL in the issuer's
+    /// metadata.
+    pub fn with_jwks_uri(mut self, url: &str) -> Result<Self, AuthSetupError> {
+        let uri = parse_endpoint(url).map_err(|e| AuthSetupError(format!("JWKS URL {e}")))?;
+        self.inner_mut().configured_jwks = Some(uri);
+        Ok(self)
+    }
+
+    /// The clock skew allowed on `exp` and `nbf` (whole seconds; at most
+    /// five minutes). Default 30 s.
+    pub fn with_leeway(mut self, leeway: Duration) -> Self {
+        self.inner_mut().leeway = leeway.min(Duration::from_secs(300));
+        self
+    }
+
+    /// The shortest time between two fetches of the key set (at least one
+    /// second). A token whose `kid` is unknown refetches the set only when
+    /// the last fetch is older. Default 30 s.
+    pub fn with_refresh_interval(mut self, interval: Duration) -> Self {
+        self.inner_mut().refresh_interval = interval.max(Duration::from_secs(1));
+        self
+    }
+
+    /// The issuer tokens must name.
+    pub fn issuer(&self) -> &str {
+        &self.inner.issuer
+    }
+}
+
+impl TokenVerifier for JwtVerifier {
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        Box::pin(self.inner.verify(token))
+    }
+}
+
+/// The claims read from a verified token.
+#[derive(Deserialize)]
+struct Claims {
+    iss: String,
+    sub: String,
+    exp: u64,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    client_id: Option<String>,
+}
+
+fn invalid(why: &str) -> TokenError {
+    TokenError::Invalid(why.to_owned())
+}
+
+impl Inner {
+    async fn verify(&self, token: &str) -> Result<VerifiedToken, TokenError> {
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| invalid("the token is not a JWT signed with an accepted algorithm"))?;
+        // Spec (RFC 9068 §4): the resource server MUST check `typ`.
+        let typ_ok = header.typ.as_deref().is_some_and(|t| {
+            t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt")
+        });
+        if !typ_ok {
+            return Err(invalid("the token is not a JWT access token (typ at+jwt)"));
+        }
+        if !ALGORITHMS.contains(&header.alg) {
+            return Err(invalid("the token's signature algorithm is not accepted"));
+        }
+        let key = self.key_for(header.kid.as_deref(), header.alg).await?;
+        let mut validation = Validation::new(header.alg);
+        validation.leeway = self.leeway.as_secs();
+        validation.validate_nbf = true;
+        validation.set_issuer(&[&self.issuer]);
+        validation.set_audience(&[&self.audience]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        let data = jsonwebtoken::decode::<Claims>(token, &key.key, &validation).map_err(|e| {
+            invalid(match e.kind() {
+                ErrorKind::ExpiredSignature => "the token has expired",
+                ErrorKind::ImmatureSignature => "the token is not valid yet",
+                ErrorKind::InvalidAudience => "the token is not for this resource",
+                ErrorKind::InvalidIssuer => "the token is from another issuer",
+                ErrorKind::InvalidSignature => "the token's signature does not verify",
+                ErrorKind::MissingRequiredClaim(_) => "the token lacks a required claim",
+                _ => "the token is invalid",
+            })
+        })?;
+        let claims = data.claims;
+        Ok(VerifiedToken {
+            issuer: claims.iss,
+            subject: claims.sub,
+            scopes: claims
+                .scope
+                .as_deref()
+                .unwrap_or_default()
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            expires_at: Some(UNIX_EPOCH + Duration::from_secs(claims.exp)),
+            client_id: claims.client_id,
+        })
+    }
+
+    /// The key for `kid` (or the only key for `alg`, when the token names
+    /// none), refetching the set once if it is unknown and the interval
+    /// allows.
+    async fn key_for(&self, kid: Option<&str>, alg: Algorithm) -> Result<Arc<Key>, TokenError> {
+        if let Some(key) = self.lookup(kid, alg)? {
+            return Ok(key);
+        }
+        let started = Instant::now();
+        let _one = self.refreshing.lock().await;
+        // Another request may have refreshed while this one waited.
+        let (fetched, due) = {
+            let keys = self.read_keys();
+            let fetched = keys.fetched;
+            let due = fetched.is_none_or(|at| at.elapsed() >= self.refresh_interval);
+            (fetched.is_some_and(|at| at >= started), due)
+        };
+        if !fetched && due {
+            self.refresh().await?;
+        }
+        self.lookup(kid, alg)?
+            .ok_or_else(|| invalid("the token is signed with an unknown key"))
+    }
+
+    fn read_keys(&self) -> std::sync::RwLockReadGuard<'_, Keys> {
+        self.keys.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lookup(&self, kid: Option<&str>, alg: Algorithm) -> Result<Option<Arc<Key>>, TokenError> {
+        let keys = self.read_keys();
+        let found = match kid {
+            Some(kid) => keys.by_kid.get(kid).cloned(),
+            None => {
+                let mut fits = keys
+                    .anonymous
+                    .iter()
+                    .chain(keys.by_kid.values())
+                    .filter(|k| k.alg == alg);
+                match (fits.next(), fits.next()) {
+                    (Some(k), None) => Some(Arc::clone(k)),
+                    (Some(_), Some(_)) => {
+                        return Err(invalid("the token names no key (kid) and several fit"));
+                    }
+                    _ => None,
+                }
+            }
+        };
+        match found {
+            Some(key) if key.alg != alg => {
+                Err(invalid("the token's algorithm does not match its key's"))
+            }
+            found => Ok(found),
+        }
+    }
+
+    fn fetcher(&self) -> Result<&Fetcher, TokenError> {
+        let https = self.issuer.starts_with("https:")
+            || self
+                .configured_jwks
+                .as_ref()
+                .is_some_and(|u| u.scheme_str() == Some("https"));
+        self.fetcher
+            .get_or_init(|| Fetcher::new(https))
+            .as_ref()
+            .map_err(|e| TokenError::Unavailable(e.clone()))
+    }
+
+    /// Fetches the key set (discovering its URL first if need be) and
+    /// replaces the cached keys. A failure is remembered as a fetch, so it
+    /// is not retried before the interval.
+    async fn refresh(&self) -> Result<(), TokenError> {
+        let result = self.fetch_keys().await;
+        let mut keys = self.keys.write().unwrap_or_else(|p| p.into_inner());
+        keys.fetched = Some(Instant::now());
+        let (uri, set) = result.map_err(|e| {
+            tracing::warn!(error = %e, "fetching the authorization server's keys failed");
+            TokenError::Unavailable(e)
+        })?;
+        keys.jwks_uri = Some(uri);
+        keys.by_kid.clear();
+        keys.anonymous.clear();
+        for (kid, key) in set {
+            match kid {
+                Some(kid) => {
+                    keys.by_kid.insert(kid, key);
+                }
+                None => keys.anonymous.push(key),
+            }
+        }
+        tracing::debug!(
+            keys = keys.by_kid.len() + keys.anonymous.len(),
+            "authorization server keys fetched"
+        );
+        Ok(())
+    }
+
+    #[allow(clippy::type_complexity, reason = "taken apart at once")]
+    async fn fetch_keys(&self) -> Result<(Uri, Vec<(Option<String>, Arc<Key>)>), String> {
+        let fetcher = self.fetcher().map_err(|e| e.to_string())?;
+        let known = self.read_keys().jwks_uri.clone();
+        let uri = match (&self.configured_jwks, known) {
+            (Some(uri), _) => uri.clone(),
+            (None, Some(uri)) => uri,
+            (None, None) => self.discover(fetcher).await?,
+        };
+        let set: JwkSet = fetcher
+            .get_json(&uri)
+            .await?
+            .ok_or_else(|| format!("{uri}: 404 Not Found"))?;
+        let keys = set
+            .keys
+            .iter()
+            .filter_map(usable_key)
+            .take(MAX_KEYS)
+            .collect();
+        Ok((uri, keys))
+    }
+
+    /// The key set's URL from the issuer's metadata: RFC 8414 (path
+    /// inserted), then OpenID Connect Discovery (path inserted, then
+    /// appended). The metadata's `issuer` must be the configured one.
+    ///
+    /// Spec: basic/authorization/authorization-server-discovery.mdx#authorization-server-metadata-discovery
+    async fn discover(&self, fetcher: &Fetcher) -> Result<Uri, String> {
+        #[derive(Deserialize)]
+        struct Metadata {
+            issuer: String,
+            jwks_uri: Option<String>,
+        }
+        for url in metadata_urls(&self.issuer) {
+            let Ok(uri) = url.parse::<Uri>() else {
+                continue;
+            };
+            let Some(meta) = fetcher.get_json::<Metadata>(&uri).await? else {
+                continue;
+            };
+            if meta.issuer != self.issuer {
+                return Err(format!(
+                    "{uri}: the metadata names issuer {:?}, not {:?}",
+                    meta.issuer, self.issuer
+                ));
+            }
+            let jwks = meta
+                .jwks_uri
+                .ok_or_else(|| format!("{uri}: the metadata has no jwks_uri"))?;
+            return parse_endpoint(&jwks).map_err(|e| format!("jwks_uri {e}"));
+        }
+        Err(format!(
+            "no authorization server metadata found for issuer {:?}",
+            self.issuer
+        ))
+    }
+}
+
+#[derive(Deserialize)]
+struct JwkSet {
+    keys: Vec<Value>,
+}
+
+/// A signing key the allow-list can use, with its algorithm; anything else
+/// in the set (encryption keys, symmetric keys, other curves) is skipped.
+fn usable_key(value: &Value) -> Option<(Option<String>, Arc<Key>)> {
+    let jwk: Jwk = serde_json::from_value(value.clone()).ok()?;
+    if jwk
+        .common
+        .public_key_use
+        .as_ref()
+        .is_some_and(|u| *u != PublicKeyUse::Signature)
+    {
+        return None;
+    }
+    let alg = match &jwk.algorithm {
+        AlgorithmParameters::RSA(_) => Algorithm::RS256,
+        AlgorithmParameters::EllipticCurve(p) if p.curve == EllipticCurve::P256 => Algorithm::ES256,
+        AlgorithmParameters::OctetKeyPair(p) if p.curve == EllipticCurve::Ed25519 => {
+            Algorithm::EdDSA
+        }
+        _ => return None,
+    };
+    // A key that names its algorithm is used with that one only.
+    if let Some(named) = jwk.common.key_algorithm {
+        let same = matches!(
+            (named, alg),
+            (KeyAlgorithm::RS256, Algorithm::RS256)
+                | (KeyAlgorithm::ES256, Algorithm::ES256)
+                | (KeyAlgorithm::EdDSA, Algorithm::EdDSA)
+        );
+        if !same {
+            return None;
+        }
+    }
+    let key = DecodingKey::from_jwk(&jwk).ok()?;
+    Some((jwk.common.key_id, Arc::new(Key { key, alg })))
+}
+
+/// Where the issuer's metadata may be, in the order tried.
+fn metadata_urls(issuer: &str) -> Vec<String> {
+    let Some((scheme, rest)) = issuer.split_once("://") else {
+        return Vec::new();
+    };
+    let (host, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let origin = format!("{scheme}://{host}");
+    let mut urls = vec![
+        format!("{origin}/.well-known/oauth-authorization-server{path}"),
+        format!("{origin}/.well-known/openid-configuration{path}"),
+    ];
+    if !path.is_empty() {
+        urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
+    }
+    urls
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_is_looked_up_in_the_spec_order() {
+        assert_eq!(
+            metadata_urls("https://auth.example.com/tenant1"),
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+            ]
+        );
+        assert_eq!(
+            metadata_urls("https://auth.example.com"),
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ]
+        );
+    }
+
+    #[test]
+    fn symmetric_and_encryption_keys_are_never_used() {
+        let hs = serde_json::json!({"kty": "oct", "k": "c2VjcmV0", "kid": "h"});
+        assert!(usable_key(&hs).is_none());
+        let enc = serde_json::json!({
+            "kty": "OKP", "crv": "Ed25519", "use": "enc",
+            "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+        });
+        assert!(usable_key(&enc).is_none());
+        let sig = serde_json::json!({
+            "kty": "OKP", "crv": "Ed25519", "kid": "e",
+            "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+        });
+        let (kid, key) = usable_key(&sig).expect("an Ed25519 signing key");
+        assert_eq!(kid.as_deref(), Some("e"));
+        assert_eq!(key.alg, Algorithm::EdDSA);
+    }
+
+    #[tokio::test]
+    async fn none_and_hmac_tokens_are_refused_before_any_key_is_fetched() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+        let v = JwtVerifier::new("https://auth.invalid", "https://mcp.invalid").expect("verifier");
+        let claims = B64.encode(br#"{"iss":"https://auth.invalid","sub":"a","aud":"https://mcp.invalid","exp":99999999999}"#);
+        for header in [
+            r#"{"alg":"none","typ":"at+jwt"}"#,
+            r#"{"alg":"HS256","typ":"at+jwt"}"#,
+        ] {
+            let token = format!("{}.{claims}.c2ln", B64.encode(header));
+            let err = v.verify(&token).await.expect_err(header);
+            assert!(matches!(err, TokenError::Invalid(_)), "{header}: {err:?}");
+        }
+        // No fetch was tried: the issuer is unreachable, which would be
+        // `Unavailable`.
+        assert!(v.inner.read_keys().fetched.is_none());
+    }
+}

@@ -1,0 +1,197 @@
+//! The resource server on the endpoint (feature `auth`): the Protected
+//! Resource Metadata, the bearer check from the request head (before the
+//! body is read), the scope check once the request is parsed, and the
+//! `401`/`403`/`400` answers with their `WWW-Authenticate` challenges.
+//!
+//! Spec: basic/authorization/index.mdx#error-handling and
+//! #scope-challenge-handling; basic/authorization/authorization-server-discovery.mdx
+
+use super::body::HttpBody;
+use super::handle::{Early, Head, error, json};
+use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
+use crate::auth::scope::Grant;
+use crate::auth::{AuthConfig, Check, Denied, quoted};
+use crate::server::Prepared;
+use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, RETRY_AFTER, WWW_AUTHENTICATE};
+use http::request::Parts;
+use http::{HeaderValue, Method, Response, StatusCode};
+use http_body::Body;
+use std::sync::Arc;
+use toolwire_proto::{ErrorObject, RequestId};
+
+impl HttpConfig {
+    /// Turns on the OAuth 2.1 resource server (feature `auth`): every
+    /// request needs a bearer token that `auth`'s verifier accepts, and
+    /// the Protected Resource Metadata is served. See [`AuthConfig`].
+    pub fn with_auth(mut self, auth: AuthConfig) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// The resource server's settings, when it is on.
+    pub fn auth(&self) -> Option<&AuthConfig> {
+        self.auth.as_ref()
+    }
+}
+
+impl HttpService {
+    /// [`handle`](Self::handle) with the resource server on: the metadata,
+    /// the endpoint's path and allow-lists, then the bearer token (from the
+    /// cache, or verified in the request's future), then the usual head
+    /// checks.
+    pub(super) fn handle_authenticated<B>(self, parts: Parts, body: B) -> HttpResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let Some(auth) = self.shared.auth.as_ref() else {
+            return HttpResponseFuture::ready(super::handle::with_status(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                HttpBody::empty(),
+            ));
+        };
+        if let Some(doc) = auth.metadata_for(parts.uri.path()) {
+            return HttpResponseFuture::ready(metadata(&parts.method, doc));
+        }
+        if let Err(early) = self.check_target(&parts) {
+            return HttpResponseFuture::ready(*early);
+        }
+        match auth.check(parts.uri.query(), &parts.headers) {
+            Check::Done(Ok(grant)) => self.after_auth(parts, body, grant),
+            Check::Done(Err(denied)) => HttpResponseFuture::ready(self.denied(None, denied)),
+            Check::Verify(token, digest) => HttpResponseFuture::boxed(async move {
+                let verified = match self.shared.auth.as_ref() {
+                    Some(auth) => auth.verify(token, digest).await,
+                    None => Err(Denied::Unavailable),
+                };
+                let future = match verified {
+                    Ok(grant) => self.after_auth(parts, body, grant),
+                    Err(denied) => return self.denied(None, denied),
+                };
+                match future.await {
+                    Ok(res) => res,
+                    Err(never) => match never {},
+                }
+            }),
+        }
+    }
+
+    /// The usual head checks and the request, for an authenticated caller.
+    fn after_auth<B>(self, parts: Parts, body: B, grant: Arc<Grant>) -> HttpResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let mut head = self.read_head(&parts.headers);
+        head.grant = Some(grant);
+        let head = match self.check_method(&parts, head) {
+            Ok(head) => head,
+            Err(early) => return HttpResponseFuture::ready(*early),
+        };
+        let permit = match self.admit() {
+            Ok(permit) => permit,
+            Err(early) => return HttpResponseFuture::ready(*early),
+        };
+        HttpResponseFuture::boxed(self.post(parts.headers, head, body, permit))
+    }
+
+    /// Records the caller on a parsed request and checks the scopes its
+    /// operation needs: `403` with all of them otherwise.
+    pub(super) fn authorize(&self, head: &Head, p: &mut Prepared) -> Result<(), Early> {
+        let Some(grant) = &head.grant else {
+            return Ok(());
+        };
+        p.set_grant(grant);
+        match self.server.missing_scopes(p, grant) {
+            None => Ok(()),
+            Some(needed) => {
+                tracing::debug!(principal = %grant.principal, "insufficient scope");
+                Err(Box::new(
+                    self.denied(Some(&p.id), Denied::Forbidden(needed)),
+                ))
+            }
+        }
+    }
+
+    /// The answer to a refused request: the status, the challenge, and a
+    /// JSON-RPC error (with the request's id when it was read).
+    fn denied(&self, id: Option<&RequestId>, denied: Denied) -> Response<HttpBody> {
+        let Some(auth) = self.shared.auth.as_ref() else {
+            return super::handle::with_status(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                HttpBody::empty(),
+            );
+        };
+        let (status, challenge, message) = match denied {
+            // Spec (RFC 6750 §3.1): no error code when no token was sent.
+            Denied::Missing => (
+                StatusCode::UNAUTHORIZED,
+                format!("Bearer {}", auth.challenge()),
+                "Unauthorized: send an access token in an Authorization: Bearer header".to_owned(),
+            ),
+            Denied::Invalid(why) => (
+                StatusCode::UNAUTHORIZED,
+                format!(
+                    "Bearer {}, error=\"invalid_token\", error_description=\"{}\"",
+                    auth.challenge(),
+                    quoted(&why)
+                ),
+                format!("Unauthorized: {why}"),
+            ),
+            Denied::Malformed(why) => (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "Bearer {}, error=\"invalid_request\", error_description=\"{why}\"",
+                    auth.challenge()
+                ),
+                format!("Bad Request: {why}"),
+            ),
+            Denied::Forbidden(scopes) => {
+                let scopes = scopes.join(" ");
+                (
+                    StatusCode::FORBIDDEN,
+                    format!(
+                        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"the access token lacks a scope this operation needs\"",
+                        quoted(&scopes),
+                        auth.metadata_url()
+                    ),
+                    format!("Forbidden: this operation needs the scopes {scopes:?}"),
+                )
+            }
+            Denied::Unavailable => {
+                let e = ErrorObject::internal(
+                    "Service Unavailable: the access token could not be checked; retry later",
+                );
+                let mut res = error(StatusCode::SERVICE_UNAVAILABLE, id, &e);
+                res.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("5"));
+                return res;
+            }
+        };
+        let e = ErrorObject::invalid_request(message);
+        let mut res = error(status, id, &e);
+        if let Ok(value) = HeaderValue::try_from(challenge) {
+            res.headers_mut().insert(WWW_AUTHENTICATE, value);
+        }
+        res
+    }
+}
+
+/// The Protected Resource Metadata: public, cacheable, readable from any
+/// origin (a browser-based client fetches it before it has a token).
+fn metadata(method: &Method, doc: bytes::Bytes) -> Response<HttpBody> {
+    if method != Method::GET && method != Method::HEAD {
+        let e = ErrorObject::invalid_request("Method Not Allowed: the metadata is read with GET");
+        let mut res = error(StatusCode::METHOD_NOT_ALLOWED, None, &e);
+        res.headers_mut()
+            .insert(http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return res;
+    }
+    let mut res = json(StatusCode::OK, doc);
+    let headers = res.headers_mut();
+    headers.insert(ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("max-age=300"));
+    res
+}

@@ -1,0 +1,288 @@
+//! The resource server in the library (feature `auth`), on a real socket:
+//! per-entry scopes for tools, prompts and resources (calls and lists),
+//! scope hierarchies, the principal in the request context, and the
+//! verified-token cache. The verifier is a [`TokenVerifier`] of the test's
+//! own (a table of tokens), as a user would write one for another scheme;
+//! the JWT and introspection verifiers are tested against a real
+//! authorization server in the CLI's tests.
+
+use super::client::{Req, meta};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::net::TcpListener;
+use toolwire::{
+    AuthConfig, HttpConfig, Prompt, PromptArguments, Resource, ResourceTemplate, Server,
+    ServerConfig, TokenError, TokenVerifier, Tool, UriVariables, VerifiedToken, VerifyFuture,
+};
+
+/// Tokens `a` (scope `read`), `b` (`read admin`) and `root` (`read root`).
+struct Table {
+    calls: Arc<AtomicUsize>,
+}
+
+impl TokenVerifier for Table {
+    fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async move {
+            let scopes: &[&str] = match token {
+                "a" => &["read"],
+                "b" => &["read", "admin"],
+                "root" => &["read", "root"],
+                _ => return Err(TokenError::Invalid("unknown token".into())),
+            };
+            Ok(VerifiedToken {
+                issuer: "https://as.test".into(),
+                subject: format!("user-{token}"),
+                scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
+                expires_at: Some(std::time::SystemTime::now() + std::time::Duration::from_secs(60)),
+                client_id: None,
+            })
+        })
+    }
+}
+
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+fn server() -> Server {
+    let server = Server::new(ServerConfig::new("auth-it", "0").with_page_size(2));
+    for (name, scopes) in [("echo", vec![]), ("secret", vec!["admin"])] {
+        let tool = Tool::builder(name)
+            .input_schema(json!({"type": "object"}))
+            .scopes(scopes)
+            .handler(|_: Value, cx: toolwire::RequestContext| async move {
+                cx.principal().unwrap_or("nobody").to_owned()
+            })
+            .expect("tool");
+        server.add_tool(tool).expect("add");
+    }
+    for (name, scopes) in [("open", vec![]), ("closed", vec!["admin"])] {
+        let prompt = Prompt::builder(name)
+            .scopes(scopes)
+            .handler(|_: PromptArguments, _| async { "hi" })
+            .expect("prompt");
+        server.add_prompt(prompt).expect("add");
+    }
+    for (uri, scopes) in [("test://open", vec![]), ("test://closed", vec!["admin"])] {
+        let r = Resource::builder(uri, uri)
+            .scopes(scopes)
+            .text("x")
+            .expect("resource");
+        server.add_resource(r).expect("add");
+    }
+    let t = ResourceTemplate::builder("test://vault/{id}", "vault")
+        .scopes(["admin"])
+        .handler(|v: UriVariables, _| async move { v.uri().to_owned() })
+        .expect("template");
+    server.add_resource_template(t).expect("add");
+    server
+}
+
+async fn start(with_auth: bool) -> (SocketAddr, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let mut config = HttpConfig::new();
+    if with_auth {
+        let auth = AuthConfig::new(
+            RESOURCE,
+            Table {
+                calls: Arc::clone(&calls),
+            },
+        )
+        .expect("auth")
+        .with_authorization_server("https://as.test")
+        .with_required_scopes(["read"])
+        .with_scope_implies("root", ["admin"]);
+        config = config.with_auth(auth);
+    }
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(toolwire::serve_http_on(
+        server(),
+        listener,
+        config,
+        std::future::pending::<()>(),
+    ));
+    (addr, calls)
+}
+
+fn body(id: u64, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = meta();
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+async fn send(addr: SocketAddr, token: Option<&str>, b: &Value) -> super::client::Resp {
+    let mut req = Req::post(b);
+    if let Some(t) = token {
+        req = req.set("Authorization", &format!("Bearer {t}"));
+    }
+    req.send(addr).await
+}
+
+/// Every name in a list, following cursors; and the cache scopes seen.
+async fn list_all(
+    addr: SocketAddr,
+    token: Option<&str>,
+    method: &str,
+    member: &str,
+    key: &str,
+) -> (Vec<String>, Vec<Value>) {
+    let (mut names, mut scopes, mut cursor) = (Vec::new(), Vec::new(), None::<String>);
+    for id in 1..20 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let r = send(addr, token, &body(id, method, params)).await;
+        assert_eq!(r.status, 200, "{method}: {}", r.text());
+        let v = r.json();
+        names.extend(
+            v["result"][member]
+                .as_array()
+                .expect("items")
+                .iter()
+                .map(|i| i[key].as_str().expect("name").to_owned()),
+        );
+        scopes.push(v["result"]["cacheScope"].clone());
+        match v["result"]["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => return (names, scopes),
+        }
+    }
+    panic!("{method}: the pages never ended")
+}
+
+#[tokio::test]
+async fn lists_show_each_caller_what_it_may_use_as_private_pages() {
+    let (addr, _) = start(true).await;
+    let lists = [
+        ("tools/list", "tools", "name"),
+        ("prompts/list", "prompts", "name"),
+        ("resources/list", "resources", "uri"),
+        (
+            "resources/templates/list",
+            "resourceTemplates",
+            "uriTemplate",
+        ),
+    ];
+    let narrow: [&[&str]; 4] = [&["echo"], &["open"], &["test://open"], &[]];
+    let wide: [&[&str]; 4] = [
+        &["echo", "secret"],
+        &["open", "closed"],
+        &["test://open", "test://closed"],
+        &["test://vault/{id}"],
+    ];
+    for ((method, member, key), (narrow, wide)) in
+        lists.into_iter().zip(narrow.into_iter().zip(wide))
+    {
+        let (names, scopes) = list_all(addr, Some("a"), method, member, key).await;
+        assert_eq!(names, narrow, "{method} for a");
+        assert!(
+            scopes.iter().all(|s| s == "private"),
+            "{method}: {scopes:?}"
+        );
+        for token in ["b", "root"] {
+            let (names, _) = list_all(addr, Some(token), method, member, key).await;
+            assert_eq!(names, wide, "{method} for {token}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn without_the_resource_server_scopes_are_ignored_and_lists_are_shared() {
+    let (addr, _) = start(false).await;
+    let (names, scopes) = list_all(addr, None, "tools/list", "tools", "name").await;
+    assert_eq!(names, ["echo", "secret"]);
+    assert!(scopes.iter().all(|s| s == "public"), "{scopes:?}");
+    let r = send(
+        addr,
+        None,
+        &body(1, "tools/call", json!({"name": "secret"})),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json()["result"]["content"][0]["text"], "nobody");
+}
+
+#[tokio::test]
+async fn every_kind_of_entry_is_gated_by_its_scopes() {
+    let (addr, _) = start(true).await;
+    let metadata =
+        "resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\"";
+    let gated = [
+        ("tools/call", json!({"name": "secret"})),
+        ("prompts/get", json!({"name": "closed"})),
+        ("resources/read", json!({"uri": "test://closed"})),
+        ("resources/read", json!({"uri": "test://vault/7"})),
+        (
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "closed"},
+                   "argument": {"name": "x", "value": ""}}),
+        ),
+    ];
+    for (id, (method, params)) in (1..).zip(gated) {
+        let r = send(addr, Some("a"), &body(id, method, params.clone())).await;
+        assert_eq!(r.status, 403, "{method} {params}: {}", r.text());
+        let challenge = r.header("www-authenticate").expect("challenge");
+        assert!(
+            challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"admin read\", ")
+                && challenge.contains(metadata),
+            "{challenge}"
+        );
+        assert_eq!(r.json()["id"], id, "the request's id");
+        // The broader scope implies `admin`.
+        for token in ["b", "root"] {
+            let r = send(addr, Some(token), &body(id, method, params.clone())).await;
+            assert_ne!(
+                r.status,
+                403,
+                "{method} {params} with {token}: {}",
+                r.text()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_principal_reaches_the_handler_and_verified_tokens_are_cached() {
+    let (addr, calls) = start(true).await;
+    for id in 1..=3 {
+        let r = send(
+            addr,
+            Some("b"),
+            &body(id, "tools/call", json!({"name": "secret"})),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(
+            r.json()["result"]["content"][0]["text"],
+            "https://as.test user-b"
+        );
+    }
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "verified once, then cached"
+    );
+    // An unknown token is refused each time (never cached).
+    for _ in 0..2 {
+        let r = send(
+            addr,
+            Some("zzz"),
+            &body(9, "tools/call", json!({"name": "echo"})),
+        )
+        .await;
+        assert_eq!(r.status, 401, "{}", r.text());
+    }
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // No token: the challenge names the server-wide scope.
+    let r = send(addr, None, &body(9, "tools/call", json!({"name": "echo"}))).await;
+    assert_eq!(r.status, 401);
+    assert_eq!(
+        r.header("www-authenticate"),
+        Some(
+            "Bearer resource_metadata=\"http://127.0.0.1/.well-known/oauth-protected-resource/mcp\", scope=\"read\""
+        )
+    );
+}

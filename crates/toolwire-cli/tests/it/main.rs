@@ -2,6 +2,7 @@
 
 mod bounds;
 mod client;
+mod deadlines;
 mod demo_inputs;
 mod era;
 mod features;

@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
 use toolwire_proto::ErrorCode;
 use toolwire_proto::encode_notification;
 use toolwire_proto::types::{DiscoverRequest, RequestMethod, removed};
@@ -113,7 +114,7 @@ fn is_legacy_answer(e: &ClientError, stdio: bool) -> bool {
                     .all(|v| v.starts_with("2024-") || v.starts_with("2025-"))
         }
         ClientError::Http { status, .. } => matches!(status, 400 | 404 | 405),
-        ClientError::Timeout(_) => stdio,
+        ClientError::Timeout(_) | ClientError::MaxTime(_) => stdio,
         _ => false,
     }
 }
@@ -174,7 +175,7 @@ impl Client {
             ProtocolMode::Modern if stdio => self.probe(false).await?,
             ProtocolMode::Modern => self.set_era(EraState::Modern),
             ProtocolMode::Legacy => {
-                let session = self.initialize().await?;
+                let session = self.initialize(None).await?;
                 self.set_era(EraState::Legacy(session));
             }
             ProtocolMode::Auto => self.probe(true).await?,
@@ -187,12 +188,15 @@ impl Client {
     /// legacy handshake when `fall_back`, and is an error otherwise.
     async fn probe(&self, fall_back: bool) -> Result<(), ClientError> {
         let stdio = self.inner.kind == super::transport::TransportKind::Stdio;
+        let started = Instant::now();
         let mut options = RequestOptions::default();
         if stdio {
+            // Half the request timeout at most: a silent server then still
+            // gets its `initialize` within one request timeout in all.
             let t = self
                 .inner
                 .timeout
-                .map_or(PROBE_TIMEOUT, |t| t.min(PROBE_TIMEOUT));
+                .map_or(PROBE_TIMEOUT, |t| (t / 2).min(PROBE_TIMEOUT));
             options = options.with_timeout(t);
         }
         match self
@@ -210,7 +214,16 @@ impl Client {
             )),
             Err(e) if is_legacy_answer(&e, stdio) => {
                 tracing::debug!("server/discover got {e}: a legacy server; initializing");
-                let session = self.initialize().await?;
+                // After a silent probe the handshake gets what is left of
+                // the request timeout, so the two take no longer than one.
+                let rest = match e {
+                    ClientError::Timeout(_) => self
+                        .inner
+                        .timeout
+                        .map(|t| t.saturating_sub(started.elapsed())),
+                    _ => None,
+                };
+                let session = self.initialize(rest).await?;
                 self.set_era(EraState::Legacy(session));
                 Ok(())
             }
@@ -225,10 +238,18 @@ impl Client {
 
     /// The legacy handshake: `initialize` asking for each legacy version in
     /// turn until the server accepts one, then `notifications/initialized`
-    /// and, on HTTP, the session's GET stream.
+    /// and, on HTTP, the session's GET stream. `timeout` overrides the
+    /// client's for each `initialize`.
     // Spec (2025-11-25): basic/lifecycle.mdx#initialization,
     // #version-negotiation
-    pub(crate) async fn initialize(&self) -> Result<Arc<LegacySession>, ClientError> {
+    pub(crate) async fn initialize(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<Arc<LegacySession>, ClientError> {
+        let mut options = RequestOptions::default();
+        if let Some(t) = timeout {
+            options = options.with_timeout(t);
+        }
         self.inner.transport.reset_session();
         let info = self.inner.info.clone().unwrap_or_else(
             || json!({"name": "toolwire-client", "version": env!("CARGO_PKG_VERSION")}),
@@ -241,12 +262,7 @@ impl Client {
             params.insert("capabilities".into(), self.inner.capabilities_json.clone());
             params.insert("clientInfo".into(), info.clone());
             let result = self
-                .round(
-                    removed::INITIALIZE,
-                    &params,
-                    Wire::Initialize,
-                    &RequestOptions::default(),
-                )
+                .round(removed::INITIALIZE, &params, Wire::Initialize, &options)
                 .await;
             let result = match result {
                 Ok(v) => v,
@@ -288,7 +304,7 @@ impl Client {
     /// Starts a new legacy session after the server forgot the old one.
     pub(crate) async fn reinitialize(&self) -> Result<(), ClientError> {
         let _handshake = self.inner.handshake.lock().await;
-        let session = self.initialize().await?;
+        let session = self.initialize(None).await?;
         self.set_era(EraState::Legacy(session));
         Ok(())
     }

@@ -39,11 +39,9 @@ use toolwire_proto::{RequestId, encode_notification};
 /// connection, since the message boundary is lost.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// How long `close` waits for the child to exit after its stdin closed,
-/// before sending SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
-/// How long `close` waits after SIGTERM before SIGKILL.
-const TERM_GRACE: Duration = Duration::from_secs(2);
+/// How long `close` waits by default for the child to exit after its stdin
+/// closed before sending SIGTERM, and again after SIGTERM before SIGKILL.
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 struct Pending {
     tx: mpsc::UnboundedSender<Result<Incoming, ClientError>>,
@@ -68,12 +66,15 @@ pub(crate) struct StdioTransport {
     child: tokio::sync::Mutex<Option<Child>>,
     reader: JoinHandle<()>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// How long `close` waits at each step of the child's shutdown.
+    grace: Duration,
 }
 
 impl StdioTransport {
     /// Starts `command` with piped stdin and stdout; its stderr is
-    /// inherited. The child is killed if the transport is dropped.
-    pub(crate) fn spawn(mut command: Command) -> Result<Self, ClientError> {
+    /// inherited. The child is killed if the transport is dropped. `close`
+    /// waits `grace` after closing its stdin, and again after SIGTERM.
+    pub(crate) fn spawn(mut command: Command, grace: Duration) -> Result<Self, ClientError> {
         command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -86,6 +87,7 @@ impl StdioTransport {
         };
         let mut this = Self::from_io(stdout, stdin);
         this.child = tokio::sync::Mutex::new(Some(child));
+        this.grace = grace;
         Ok(this)
     }
 
@@ -106,6 +108,7 @@ impl StdioTransport {
             child: tokio::sync::Mutex::new(None),
             reader,
             writer: Mutex::new(Some(writer)),
+            grace: CLOSE_GRACE,
         }
     }
 
@@ -186,7 +189,7 @@ impl Transport for StdioTransport {
             }
             let mut child = self.child.lock().await;
             if let Some(child) = child.as_mut() {
-                shut_down(child).await;
+                shut_down(child, self.grace).await;
             }
             Ok(())
         })
@@ -197,14 +200,14 @@ impl Transport for StdioTransport {
 /// SIGKILL.
 // Spec: basic/transports/stdio.mdx#shutdown — forced termination escalates
 // from SIGTERM to SIGKILL.
-async fn shut_down(child: &mut Child) {
-    if exited(child, EXIT_GRACE).await {
+async fn shut_down(child: &mut Child, grace: Duration) {
+    if exited(child, grace).await {
         return;
     }
     #[cfg(unix)]
     {
         tracing::warn!(
-            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; sending SIGTERM"
+            "the server did not exit within {grace:?} of its stdin closing; sending SIGTERM"
         );
         // The pid is still ours: the child has not been reaped.
         let pid = child
@@ -213,7 +216,7 @@ async fn shut_down(child: &mut Child) {
             .and_then(rustix::process::Pid::from_raw);
         if let Some(pid) = pid
             && rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_ok()
-            && exited(child, TERM_GRACE).await
+            && exited(child, grace).await
         {
             return;
         }

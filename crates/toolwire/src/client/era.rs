@@ -238,8 +238,10 @@ impl Client {
 
     /// The legacy handshake: `initialize` asking for each legacy version in
     /// turn until the server accepts one, then `notifications/initialized`
-    /// and, on HTTP, the session's GET stream. `timeout` overrides the
-    /// client's for each `initialize`.
+    /// and, on HTTP, the session's GET stream. Over HTTP, an `initialize`
+    /// POST refused with 400, 404 or 405 and no JSON-RPC error turns to the
+    /// 2024-11-05 HTTP+SSE transport. `timeout` overrides the client's for
+    /// each `initialize`.
     // Spec (2025-11-25): basic/lifecycle.mdx#initialization,
     // #version-negotiation
     pub(crate) async fn initialize(
@@ -256,7 +258,9 @@ impl Client {
         );
         let ours: Vec<String> = LEGACY_PROTOCOL_VERSIONS.map(str::to_owned).to_vec();
         let mut refused = None;
-        for asked in LEGACY_PROTOCOL_VERSIONS {
+        let mut tried_sse = false;
+        let mut versions = LEGACY_PROTOCOL_VERSIONS.iter().peekable();
+        while let Some(&&asked) = versions.peek() {
             let mut params = Map::new();
             params.insert("protocolVersion".into(), Value::from(asked));
             params.insert("capabilities".into(), self.inner.capabilities_json.clone());
@@ -271,7 +275,21 @@ impl Client {
                 Err(ClientError::Rpc(e)) => {
                     tracing::debug!("initialize {asked} refused: {}", e.message);
                     refused = Some(e);
+                    versions.next();
                     continue;
+                }
+                // Spec: basic/transports/streamable-http.mdx#http%2Bsse-transport-2024-11-05
+                // — a 400, 404 or 405 without a JSON-RPC error: try the GET
+                // of the old HTTP+SSE transport, once, and ask again there.
+                Err(e @ ClientError::Http { status, .. })
+                    if matches!(status, 400 | 404 | 405) && !tried_sse =>
+                {
+                    tried_sse = true;
+                    if self.inner.transport.open_legacy_sse().await? {
+                        tracing::debug!("initialize got {e}; the server speaks HTTP+SSE");
+                        continue;
+                    }
+                    return Err(e);
                 }
                 Err(e) => return Err(e),
             };

@@ -51,7 +51,9 @@ pub(crate) struct Connection {
     cwd: Option<std::path::PathBuf>,
     /// Give up on a request that has neither answered nor reported progress
     /// for this many seconds (fractions allowed, for example 0.5; more than
-    /// 0). A --stdio server is stopped then, within a short grace.
+    /// 0). A --stdio server is stopped then, within a short grace (a
+    /// quarter of this, 2 s at most, before SIGTERM and again before
+    /// SIGKILL).
     #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = checks::timeout)]
     timeout: Duration,
     /// Give up on the whole command after this many seconds, however much
@@ -119,8 +121,8 @@ pub(crate) struct CallArgs {
     connection: Connection,
 }
 
-/// How long a --stdio server gets to exit at each step of its shutdown.
-const CLOSE_GRACE: Duration = Duration::from_millis(500);
+/// The longest a --stdio server gets to exit at each step of its shutdown.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// Runs a client's work until it ends, `--max-time` passes, or SIGINT or
 /// SIGTERM arrives. The last two drop the work, which cancels its request;
@@ -149,9 +151,9 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
     let mut builder = builder
         .with_request_timeout(Some(c.timeout))
         .with_max_request_time(c.max_time)
-        // After a timeout the command ends soon: a --stdio server gets at
-        // most half a second to exit after its stdin closes, and as much
-        // after SIGTERM, before SIGKILL.
+        // After a timeout the command ends soon: a --stdio server gets a
+        // quarter of the timeout (2 s at most) to exit after its stdin
+        // closes, and as much after SIGTERM, before SIGKILL.
         .with_close_grace((c.timeout / 4).min(CLOSE_GRACE))
         .with_protocol_mode(mode);
     match (url, &c.stdio) {

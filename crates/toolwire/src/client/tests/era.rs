@@ -433,3 +433,26 @@ async fn modern_mode_probes_on_stdio_and_refuses_a_legacy_server() {
     // Deterministic: the era-ambiguous tools/list was never sent.
     assert_eq!(methods(&fake), ["server/discover"]);
 }
+
+#[tokio::test]
+async fn a_legacy_unknown_resource_is_the_modern_error() {
+    let legacy = legacy_script("2025-11-25");
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Legacy),
+        move |req| {
+            if req["method"] == "resources/read" {
+                // Spec (2025-11-25): server/resources.mdx#error-handling
+                return vec![error(req, -32002, "Resource not found", None)];
+            }
+            legacy(req)
+        },
+    );
+    let err = fake
+        .client
+        .read_resource("demo://nope")
+        .await
+        .expect_err("unknown");
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code.0, -32602, "{err}");
+    assert_eq!(rpc.data, Some(json!({"uri": "demo://nope"})));
+}

@@ -354,7 +354,7 @@ impl Client {
     /// Switches to a version from `-32022`'s `data.supported` that this
     /// client speaks, in the client's order of preference.
     // Spec: basic/versioning.mdx#protocol-version-negotiation
-    fn adopt_version(&self, e: &ErrorObject) -> Result<(), ClientError> {
+    pub(crate) fn adopt_version(&self, e: &ErrorObject) -> Result<(), ClientError> {
         let supported = e
             .data
             .as_ref()

@@ -216,6 +216,7 @@ impl Client {
                 tracing::debug!("server/discover got {e}: a legacy server; initializing");
                 // After a silent probe the handshake gets what is left of
                 // the request timeout, so the two take no longer than one.
+                let timed_out = matches!(e, ClientError::Timeout(_));
                 let rest = match e {
                     ClientError::Timeout(_) => self
                         .inner
@@ -223,7 +224,25 @@ impl Client {
                         .map(|t| t.saturating_sub(started.elapsed())),
                     _ => None,
                 };
-                let session = self.initialize(rest).await?;
+                let session = match self.initialize(rest).await {
+                    Ok(session) => session,
+                    // A modern server that was slow to answer the probe
+                    // (still starting, say) refuses the handshake with the
+                    // versions it speaks: it is modern after all.
+                    Err(ClientError::Rpc(e))
+                        if timed_out
+                            && e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                            && self.adopt_version(&e).is_ok() =>
+                    {
+                        tracing::debug!(
+                            "the handshake got -32022 ({}): a modern server",
+                            e.message
+                        );
+                        self.set_era(EraState::Modern);
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.set_era(EraState::Legacy(session));
                 Ok(())
             }

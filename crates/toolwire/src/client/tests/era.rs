@@ -456,3 +456,36 @@ async fn a_legacy_unknown_resource_is_the_modern_error() {
     assert_eq!(rpc.code.0, -32602, "{err}");
     assert_eq!(rpc.data, Some(json!({"uri": "demo://nope"})));
 }
+
+#[tokio::test]
+async fn a_modern_stdio_server_too_slow_for_the_probe_stays_modern() {
+    // The probe gets no answer in time; the handshake after it is refused
+    // with -32022 naming the modern version, as a modern server that was
+    // still starting answers it.
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(200))),
+        |req| match req["method"].as_str().unwrap_or_default() {
+            "server/discover" => Vec::new(),
+            "initialize" => vec![error(
+                req,
+                -32022,
+                "connection is serving the 2026-07-28 protocol",
+                Some(json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})),
+            )],
+            "tools/list" => vec![result(
+                req,
+                json!({"resultType": "complete", "tools": [plain_tool("ping")], "ttlMs": 0, "cacheScope": "public"}),
+            )],
+            _ => vec![error(req, -32601, "Method not found", None)],
+        },
+    );
+    let tools = fake.client.list_tools().await.expect("list");
+    assert_eq!(tools[0].name, "ping");
+    assert_eq!(fake.client.era(), Some(ProtocolEra::Modern));
+    // The list went out as a modern request.
+    let list = &fake.requests("tools/list")[0];
+    assert_eq!(
+        list["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}

@@ -2,11 +2,17 @@
 // 1.32.2, protocol 2025-11-25): the peer toolwire's client must fall back
 // to `initialize` for. Tools (text, structured, progress, a real
 // `elicitation/create`, one that defines another tool so the list changes),
-// a resource, a resource template with completions and a prompt.
+// a resource, a resource template with completions and a prompt. In a
+// session that can carry the server's own notifications (stdio, stateful
+// HTTP, HTTP+SSE) the server also adds a tool named `late` a second after
+// the session starts, so that a listening client sees the list change.
 //
 //   node legacy-server.mjs stdio
-//   node legacy-server.mjs http stateful|stateless   (prints its URL on stderr)
+//   node legacy-server.mjs http stateful|stateless|sse   (prints its URL on stderr)
 //
+// `sse` is the 2024-11-05 HTTP+SSE transport (SSEServerTransport): GET /sse
+// opens the stream, POST /messages?sessionId=… carries the client's
+// messages, and any other request gets 404, as an Express app gives.
 // HTTP listens on 127.0.0.1 only, on a port the OS picks.
 
 import { randomUUID } from 'node:crypto';
@@ -14,17 +20,32 @@ import { createServer } from 'node:http';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { z } from 'zod';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One server instance (an McpServer serves one transport). */
-function build() {
+/** How long after a session starts the `late` tool appears. */
+const LATE_MS = 1000;
+
+/** One server instance (an McpServer serves one transport); `late` adds
+ * the `late` tool a while after the session starts. */
+function build(late = false) {
   const server = new McpServer(
     { name: 'ts-legacy-interop', version: '1.32.2' },
     { capabilities: { logging: {} }, instructions: 'A TypeScript SDK v1 server.' },
   );
+  if (late) {
+    server.server.oninitialized = () => {
+      const timer = setTimeout(() => {
+        server.registerTool('late', { description: 'Added after the session started.' }, async () => ({
+          content: [{ type: 'text', text: 'late' }],
+        }));
+      }, LATE_MS);
+      timer.unref();
+    };
+  }
   server.registerTool(
     'echo',
     { description: 'Echoes text.', inputSchema: { text: z.string() } },
@@ -151,7 +172,7 @@ async function serveHttp(stateful) {
         transport.onclose = () => {
           if (transport.sessionId) sessions.delete(transport.sessionId);
         };
-        await build().connect(transport);
+        await build(true).connect(transport);
       }
       if (!transport) {
         if (typeof sid === 'string') {
@@ -177,12 +198,53 @@ async function serveHttp(stateful) {
   process.on('SIGINT', stop);
 }
 
+/** The 2024-11-05 HTTP+SSE transport. */
+async function serveSse() {
+  const transports = new Map();
+  const http = createServer(async (req, res) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (req.method === 'GET' && url.pathname === '/sse') {
+        const transport = new SSEServerTransport('/messages', res);
+        transports.set(transport.sessionId, transport);
+        res.on('close', () => transports.delete(transport.sessionId));
+        await build(true).connect(transport);
+        return;
+      }
+      if (req.method === 'POST' && url.pathname === '/messages') {
+        const transport = transports.get(url.searchParams.get('sessionId') ?? '');
+        if (!transport) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('Unknown session');
+          return;
+        }
+        await transport.handlePostMessage(req, res);
+        return;
+      }
+      res.writeHead(404, { 'content-type': 'text/html' });
+      res.end(`<pre>Cannot ${req.method} ${url.pathname}</pre>`);
+    } catch (e) {
+      if (!res.headersSent) res.writeHead(500).end(String(e));
+    }
+  });
+  await new Promise((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address();
+  console.error(`legacy-server: serving MCP at http://127.0.0.1:${port}/sse`);
+  const stop = () => {
+    http.closeAllConnections();
+    http.close(() => process.exit(0));
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 const [mode, flavour] = process.argv.slice(2);
 if (mode === 'stdio') {
-  await build().connect(new StdioServerTransport());
+  await build(true).connect(new StdioServerTransport());
 } else if (mode === 'http' && (flavour === 'stateful' || flavour === 'stateless')) {
   await serveHttp(flavour === 'stateful');
+} else if (mode === 'http' && flavour === 'sse') {
+  await serveSse();
 } else {
-  console.error('usage: legacy-server.mjs stdio | http stateful|stateless');
+  console.error('usage: legacy-server.mjs stdio | http stateful|stateless|sse');
   process.exit(2);
 }

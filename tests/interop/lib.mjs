@@ -40,14 +40,16 @@ export async function until(predicate, ms, what) {
 
 /** A list of named checks, each run once, each printing one line. */
 export class Checks {
-  constructor(prefix) {
+  /** `ms`: how long a check may take unless it says otherwise. */
+  constructor(prefix, ms = 2 * WAIT_MS) {
     this.prefix = prefix;
+    this.ms = ms;
     this.passed = 0;
     this.failed = 0;
   }
 
   /** Runs `fn` (at most `ms`) and prints `ok` or `FAIL` with the reason. */
-  async check(name, fn, ms = 2 * WAIT_MS) {
+  async check(name, fn, ms = this.ms) {
     const label = `${this.prefix} ${name}`;
     try {
       await withTimeout(Promise.resolve().then(fn), ms, name);

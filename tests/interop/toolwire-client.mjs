@@ -1,16 +1,26 @@
 // toolwire's client (the `toolwire` command, protocol mode `auto`) against
-// a legacy TypeScript SDK v1 server (legacy-server.mjs) over stdio and over
-// Streamable HTTP in its stateful and stateless modes, and against
-// `toolwire serve` (modern) to show that `auto` never falls back there.
-// Every check asserts the era the client chose.
+// a legacy TypeScript SDK v1 server (legacy-server.mjs) over stdio, over
+// Streamable HTTP in its stateful and stateless modes and over the
+// 2024-11-05 HTTP+SSE transport; against `toolwire serve` and the
+// TypeScript SDK v2 (modern-ts-server.mjs), modern servers with which
+// `auto` must never fall back; and against two Python servers. Every leg
+// runs the whole matrix its peer can serve (discover, list, call,
+// structured result, progress, elicitation accepted and declined, list
+// change, resource read, prompt get, a wrong argument type), and every
+// check asserts the era the client chose.
 //
-//   node toolwire-client.mjs <toolwire binary> stdio|http-stateful|http-stateless|modern
+//   node toolwire-client.mjs <toolwire binary> stdio|http-stateful|http-stateless|http-sse|modern
+//   node toolwire-client.mjs <toolwire binary> ts-modern-stdio|ts-modern-http
 //   node toolwire-client.mjs <toolwire binary> fastmcp-stdio|fastmcp-http <python>
 //   node toolwire-client.mjs <toolwire binary> python-modern-stdio|python-modern-http <python>
 //
 // The fastmcp legs run python/fastmcp_server.py (fastmcp 2, legacy) and the
 // python-modern legs python/mcp_modern_server.py (PyPI mcp 2, 2026-07-28),
 // each from the venv scripts/interop makes for it.
+//
+// What a leg cannot check, and why: a stateless legacy HTTP server has no
+// stream for requests or notifications of its own, so it cannot elicit or
+// announce a list change (the 2025 protocol's limit, not toolwire's).
 //
 // One line per check (see lib.mjs); exits non-zero if any check failed.
 
@@ -25,7 +35,10 @@ const LEGS = [
   'stdio',
   'http-stateful',
   'http-stateless',
+  'http-sse',
   'modern',
+  'ts-modern-stdio',
+  'ts-modern-http',
   'fastmcp-stdio',
   'fastmcp-http',
   'python-modern-stdio',
@@ -36,33 +49,94 @@ if (!bin || !LEGS.includes(leg) || (pythonLeg && !python)) {
   console.error(`usage: toolwire-client.mjs BIN ${LEGS.join('|')} [PYTHON]`);
   process.exit(2);
 }
-const serverScript = fileURLToPath(new URL('./legacy-server.mjs', import.meta.url));
+const script = (name) => fileURLToPath(new URL(name, import.meta.url));
 const fastmcp = leg.startsWith('fastmcp');
 const pythonModern = leg.startsWith('python-modern');
-const pythonScript = fileURLToPath(
-  new URL(fastmcp ? './python/fastmcp_server.py' : './python/mcp_modern_server.py', import.meta.url),
-);
-/** What the legacy peer offers and how it words things. */
-const peer = fastmcp
-  ? {
-      name: 'fastmcp-legacy-interop',
-      instructions: 'A fastmcp 2 server.',
-      tools: ['echo', 'add', 'confirm'],
-      progress: false,
-      templates: false,
-      wrongType: /valid number/,
-      // fastmcp answers with its own code (0) and words.
-      unknownResource: /Unknown resource: 'demo:\/\/nope'/,
-    }
-  : {
-      name: 'ts-legacy-interop',
-      instructions: 'A TypeScript SDK v1 server.',
-      tools: ['echo', 'add', 'countdown', 'confirm', 'define'],
-      progress: true,
-      templates: true,
-      wrongType: /expected number/,
-      unknownResource: /-32602/,
-    };
+const tsModern = leg.startsWith('ts-modern');
+const pythonScript = script(fastmcp ? './python/fastmcp_server.py' : './python/mcp_modern_server.py');
+const overHttp = leg.includes('http');
+
+/**
+ * What each peer offers and how it words things. `era` is the era `auto`
+ * must settle on; the flags say which rows of the matrix the peer can
+ * serve on this leg.
+ */
+const PEERS = {
+  tsLegacy: {
+    era: 'legacy',
+    version: '2025-11-25',
+    name: 'ts-legacy-interop',
+    instructions: 'A TypeScript SDK v1 server.',
+    tools: ['echo', 'add', 'countdown', 'confirm', 'define'],
+    progress: true,
+    // A stateless legacy server cannot send requests or notifications of
+    // its own.
+    elicitation: leg !== 'http-stateless',
+    confirmKey: '*',
+    listChange: leg !== 'http-stateless' ? 'late' : null,
+    templates: true,
+    wrongType: /expected number/,
+    unknownResource: /-32602/,
+  },
+  fastmcp: {
+    era: 'legacy',
+    version: '2025-11-25',
+    name: 'fastmcp-legacy-interop',
+    instructions: 'A fastmcp 2 server.',
+    tools: ['echo', 'add', 'countdown', 'confirm'],
+    progress: true,
+    elicitation: true,
+    confirmKey: '*',
+    // fastmcp 2 announces a change only inside a request, to that request's
+    // session, and each toolwire command is a session of its own.
+    listChange: null,
+    templates: false,
+    wrongType: /valid number/,
+    // fastmcp answers with its own code (0) and words.
+    unknownResource: /Unknown resource: 'demo:\/\/nope'/,
+  },
+  tsModern: {
+    era: 'modern',
+    version: '2026-07-28',
+    name: 'ts-modern-interop',
+    instructions: 'A TypeScript SDK v2 server.',
+    tools: ['echo', 'add', 'countdown', 'confirm', 'define'],
+    progress: true,
+    elicitation: true,
+    confirmKey: 'confirm',
+    // Over stdio one connection is one process: no second client can
+    // define a tool while the first listens.
+    listChange: overHttp ? 'define' : null,
+    templates: true,
+    wrongType: /expected number/,
+    unknownResource: /-32602/,
+  },
+  pythonModern: {
+    era: 'modern',
+    version: '2026-07-28',
+    name: 'python-modern-interop',
+    instructions: 'A Python SDK 2 server.',
+    tools: ['echo', 'add', 'countdown', 'confirm', 'define'],
+    progress: true,
+    elicitation: true,
+    confirmKey: 'confirm',
+    // As for the TypeScript SDK v2: over stdio there is no second client.
+    listChange: overHttp ? 'define' : null,
+    templates: false,
+    wrongType: /valid number/,
+    unknownResource: /-32602: Unknown resource: demo:\/\/nope/,
+  },
+};
+const peer =
+  leg === 'modern'
+    ? null
+    : fastmcp
+      ? PEERS.fastmcp
+      : pythonModern
+        ? PEERS.pythonModern
+        : tsModern
+          ? PEERS.tsModern
+          : PEERS.tsLegacy;
 
 /** A free loopback port (the OS picks it; the server binds it next). */
 function freePort() {
@@ -93,16 +167,16 @@ async function listening(port, child) {
   }
   throw new Error(`nothing listens on ${port} after 60 s`);
 }
-const checks = new Checks(`toolwire client, ${leg}:`);
+// A Python server takes seconds to start, and a stdio leg starts one for
+// every toolwire command.
+const checks = new Checks(`toolwire client, ${leg}:`, pythonLeg ? 90_000 : 20_000);
+const env = { ...process.env, RUST_BACKTRACE: '0', TOOLWIRE_LOG: 'warn' };
 
 /** Runs `toolwire ARGS`; resolves with its exit code and output. */
 function toolwire(args) {
   return new Promise((resolve) => {
-    execFile(
-      bin,
-      args,
-      { timeout: 60_000, env: { ...process.env, RUST_BACKTRACE: '0', TOOLWIRE_LOG: 'warn' } },
-      (error, stdout, stderr) => resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr }),
+    execFile(bin, args, { timeout: 60_000, env }, (error, stdout, stderr) =>
+      resolve({ code: error ? (error.code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -112,6 +186,47 @@ async function ok(args) {
   const r = await toolwire(args);
   assert.equal(r.code, 0, `toolwire ${args.join(' ')} failed:\n${r.stderr}`);
   return r;
+}
+
+/**
+ * Runs `toolwire listen --json TARGET` until it prints a tools list change,
+ * doing `meanwhile` once it listens; then interrupts it, which must end it
+ * cleanly.
+ */
+async function listChange(target, meanwhile) {
+  const child = spawn(bin, ['listen', '--json', ...target], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c) => (out += String(c)));
+  child.stderr.on('data', (c) => (err += String(c)));
+  const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    await withTimeout(
+      (async () => {
+        while (!err.includes('listening')) {
+          if (child.exitCode !== null) throw new Error(`listen exited early:\n${err}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })(),
+      20_000,
+      'listen to start',
+    );
+    await meanwhile();
+    await withTimeout(
+      (async () => {
+        while (!out.includes('notifications/tools/list_changed')) {
+          if (child.exitCode !== null) throw new Error(`listen exited:\n${out}\n${err}`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      })(),
+      20_000,
+      'the list change',
+    );
+    assert.deepEqual(JSON.parse(out.split('\n')[0]), { method: 'notifications/tools/list_changed' });
+  } finally {
+    child.kill('SIGINT');
+  }
+  assert.equal(await withTimeout(exited, 10_000, 'listen to stop'), 0, err);
 }
 
 /** Starts a server child; resolves with its URL (printed on stderr). */
@@ -135,8 +250,11 @@ async function startHttp(command, args, pattern) {
 
 let target;
 let server;
+const node = `'${process.execPath}'`;
 if (leg === 'stdio') {
-  target = ['--stdio', `'${process.execPath}' '${serverScript}' stdio`];
+  target = ['--stdio', `${node} '${script('./legacy-server.mjs')}' stdio`];
+} else if (leg === 'ts-modern-stdio') {
+  target = ['--stdio', `${node} '${script('./modern-ts-server.mjs')}' stdio`];
 } else if (leg === 'fastmcp-stdio' || leg === 'python-modern-stdio') {
   target = ['--stdio', `'${python}' '${pythonScript}' stdio`];
 } else if (leg === 'fastmcp-http' || leg === 'python-modern-http') {
@@ -148,40 +266,17 @@ if (leg === 'stdio') {
 } else if (leg === 'modern') {
   server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);
   target = [server.url];
+} else if (leg === 'ts-modern-http') {
+  server = await startHttp(process.execPath, [script('./modern-ts-server.mjs'), 'http'], /serving MCP at (\S+)/);
+  target = [server.url];
 } else {
   const flavour = leg.slice('http-'.length);
-  server = await startHttp(process.execPath, [serverScript, 'http', flavour], /serving MCP at (\S+)/);
+  server = await startHttp(process.execPath, [script('./legacy-server.mjs'), 'http', flavour], /serving MCP at (\S+)/);
   target = [server.url];
 }
-const stateful = leg !== 'http-stateless';
 
 try {
-  if (pythonModern) {
-    await checks.check('auto stays modern with the Python SDK 2 server', async () => {
-      const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
-      assert.equal(d.era, 'modern');
-      assert.equal(d.protocolVersion, '2026-07-28');
-      assert.equal(d.instructions, 'A Python SDK 2 server.');
-    });
-    await checks.check('list, call and a JSON result', async () => {
-      const tools = JSON.parse((await ok(['list', '--json', ...target])).stdout);
-      assert.deepEqual(tools.map((t) => t.name).sort(), ['add', 'echo']);
-      assert.equal((await ok(['call', ...target, 'echo', 'text=hi'])).stdout, 'hi\n');
-      const r = JSON.parse((await ok(['call', '--json', ...target, 'add', 'a=2', 'b=3'])).stdout);
-      assert.equal(r.resultType, 'complete');
-      assert.equal(JSON.parse(r.content[0].text).sum, 5);
-    });
-    await checks.check('read and prompt get', async () => {
-      assert.equal((await ok(['read', ...target, 'demo://readme'])).stdout, 'Read me.\n');
-      const r = await ok(['prompt', ...target, 'greet', 'name=bob']);
-      assert.ok(r.stdout.endsWith('user:\nPlease greet bob.\n'), r.stdout);
-    });
-    await checks.check('a wrong argument type is reported', async () => {
-      const r = await toolwire(['call', ...target, 'add', '--args', '{"a":"x","b":1}']);
-      assert.notEqual(r.code, 0);
-      assert.match(r.stderr, /valid number/);
-    });
-  } else if (leg === 'modern') {
+  if (leg === 'modern') {
     await checks.check('auto stays modern with toolwire serve over HTTP', async () => {
       const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
       assert.equal(d.era, 'modern');
@@ -197,17 +292,20 @@ try {
       assert.equal(r.stdout, 'confirmed: x\n');
     });
   } else {
-    await checks.check('discover falls back to initialize: era legacy, 2025-11-25', async () => {
+    const era = `era ${peer.era}`;
+    await checks.check(`discover: ${era}, ${peer.version}`, async () => {
       const d = JSON.parse((await ok(['discover', '--json', ...target])).stdout);
-      assert.equal(d.era, 'legacy');
-      assert.equal(d.protocolVersion, '2025-11-25');
-      assert.deepEqual(d.supportedVersions, ['2025-11-25']);
-      assert.equal(d._meta['io.modelcontextprotocol/serverInfo'].name, peer.name);
+      assert.equal(d.era, peer.era);
+      assert.equal(d.protocolVersion, peer.version);
+      if (peer.era === 'legacy') {
+        assert.deepEqual(d.supportedVersions, [peer.version]);
+        assert.equal(d._meta['io.modelcontextprotocol/serverInfo'].name, peer.name);
+      }
       assert.equal(d.instructions, peer.instructions);
     });
     await checks.check('discover text names the era', async () => {
       const r = await ok(['discover', ...target]);
-      assert.match(r.stdout, /^era: +legacy \(2025-11-25\)$/m);
+      assert.match(r.stdout, new RegExp(`^era: +${peer.era} \\(${peer.version}\\)$`, 'm'));
     });
     await checks.check('list', async () => {
       const tools = JSON.parse((await ok(['list', '--json', ...target])).stdout);
@@ -217,26 +315,40 @@ try {
     await checks.check('call', async () => {
       assert.equal((await ok(['call', ...target, 'echo', 'text=hi there'])).stdout, 'hi there\n');
     });
-    await checks.check('structured result (outputSchema checked)', async () => {
+    await checks.check('structured result', async () => {
       const r = JSON.parse((await ok(['call', '--json', ...target, 'add', 'a=2', 'b=3'])).stdout);
-      assert.deepEqual(r.structuredContent, { sum: 5 });
       assert.equal(r.resultType, 'complete');
+      const structured = r.structuredContent ?? JSON.parse(r.content[0].text);
+      assert.equal(structured.sum, 5);
     });
     if (peer.progress) {
-      await checks.check('a call that reports progress completes', async () => {
-        assert.equal((await ok(['call', ...target, 'countdown', 'steps=3'])).stdout, 'done after 3 steps\n');
+      await checks.check('progress reaches --progress', async () => {
+        const r = await ok(['call', '--progress', ...target, 'countdown', 'steps=3']);
+        assert.equal(r.stdout, 'done after 3 steps\n');
+        assert.match(r.stderr, /^progress 1\/3 \(33%\)$/m);
+        assert.match(r.stderr, /^progress 3\/3 \(100%\)$/m);
       });
     }
-    if (stateful) {
-      await checks.check('elicitation accepted through a real elicitation/create', async () => {
-        const r = await ok(['call', '--input', '*={"confirm":true}', ...target, 'confirm', 'action=ship']);
+    if (peer.elicitation) {
+      const how = peer.era === 'legacy' ? 'a real elicitation/create' : 'an MRTR input_required round';
+      await checks.check(`elicitation accepted through ${how}`, async () => {
+        const r = await ok(['call', '--input', `${peer.confirmKey}={"confirm":true}`, ...target, 'confirm', 'action=ship']);
         assert.equal(r.stdout, 'confirmed: ship\n');
       });
-      await checks.check('elicitation declined through a real elicitation/create', async () => {
-        const r = await toolwire(['call', '--input', '*=decline', ...target, 'confirm', 'action=ship']);
+      await checks.check(`elicitation declined through ${how}`, async () => {
+        const r = await toolwire(['call', '--input', `${peer.confirmKey}=decline`, ...target, 'confirm', 'action=ship']);
         assert.notEqual(r.code, 0);
         assert.match(r.stderr, /not confirmed: ship/);
       });
+    }
+    if (peer.listChange === 'late') {
+      await checks.check('a list change reaches toolwire listen', () => listChange(target, async () => {}), 60_000);
+    } else if (peer.listChange === 'define') {
+      await checks.check('a list change reaches toolwire listen', () =>
+        listChange(target, async () => {
+          assert.equal((await ok(['call', ...target, 'define', 'name=extra'])).stdout, 'defined extra\n');
+        }),
+      60_000);
     }
     await checks.check('a wrong argument type is reported', async () => {
       const r = await toolwire(['call', ...target, 'add', '--args', '{"a":"x","b":1}']);
@@ -266,15 +378,24 @@ try {
       const r = await ok(['prompt', ...target, 'greet', 'name=bob']);
       assert.ok(r.stdout.endsWith('user:\nPlease greet bob.\n'), r.stdout);
     });
-    if (peer.templates) await checks.check('completion of a prompt argument and a template variable', async () => {
-      assert.equal((await ok(['complete', '--prompt', 'greet', ...target, 'name=al'])).stdout, 'alice\nalbert\n');
-      const r = await ok(['complete', '--template', 'demo://greeting/{name}', ...target, 'name=b']);
-      assert.equal(r.stdout, 'bob\n');
-    });
-    await checks.check('--protocol modern does not fall back, and fails', async () => {
-      const r = await toolwire(['list', '--protocol', 'modern', ...target]);
-      assert.notEqual(r.code, 0);
-    });
+    if (peer.templates) {
+      await checks.check('completion of a prompt argument and a template variable', async () => {
+        assert.equal((await ok(['complete', '--prompt', 'greet', ...target, 'name=al'])).stdout, 'alice\nalbert\n');
+        const r = await ok(['complete', '--template', 'demo://greeting/{name}', ...target, 'name=b']);
+        assert.equal(r.stdout, 'bob\n');
+      });
+    }
+    if (peer.era === 'legacy') {
+      await checks.check('--protocol modern does not fall back, and fails', async () => {
+        const r = await toolwire(['list', '--protocol', 'modern', ...target]);
+        assert.notEqual(r.code, 0);
+      });
+    } else {
+      await checks.check('--protocol legacy is refused or served, never mistaken for modern', async () => {
+        const r = await toolwire(['discover', '--json', '--protocol', 'legacy', ...target]);
+        if (r.code === 0) assert.equal(JSON.parse(r.stdout).era, 'legacy');
+      });
+    }
   }
 } finally {
   server?.child.kill('SIGTERM');

@@ -12,6 +12,7 @@
 mod arguments;
 mod checks;
 mod features;
+mod form_check;
 mod interact;
 mod log;
 mod render;
@@ -48,10 +49,17 @@ pub(crate) struct Connection {
     /// Start the --stdio server in DIR.
     #[arg(long, value_name = "DIR", requires = "stdio")]
     cwd: Option<std::path::PathBuf>,
-    /// Give up on a request after this many seconds (fractions allowed, for
-    /// example 0.5; more than 0).
+    /// Give up on a request that has neither answered nor reported progress
+    /// for this many seconds (fractions allowed, for example 0.5; more than
+    /// 0). A --stdio server is stopped then, within a short grace (a
+    /// quarter of this, 2 s at most, before SIGTERM and again before
+    /// SIGKILL).
     #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = checks::timeout)]
     timeout: Duration,
+    /// Give up on the whole command after this many seconds, however much
+    /// progress it reports (fractions allowed; default: no limit).
+    #[arg(long, value_name = "SECONDS", value_parser = checks::timeout)]
+    max_time: Option<Duration>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -103,10 +111,38 @@ pub(crate) struct CallArgs {
     /// no other KEY names (a legacy server's requests have no keys).
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
+    /// Print the call's progress on stderr as lines, when stderr is not a
+    /// terminal (a terminal always shows a progress bar).
+    #[arg(long)]
+    progress: bool,
     #[command(flatten)]
     log: log::LogArgs,
     #[command(flatten)]
     connection: Connection,
+}
+
+/// The longest a --stdio server gets to exit at each step of its shutdown.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// Runs a client's work until it ends, `--max-time` passes, or SIGINT or
+/// SIGTERM arrives. The last two drop the work, which cancels its request;
+/// the caller then closes the client, which stops a --stdio server.
+pub(crate) async fn bounded<T>(
+    c: &Connection,
+    work: impl Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    let limited = async {
+        match c.max_time {
+            Some(m) => tokio::time::timeout(m, work)
+                .await
+                .unwrap_or_else(|_| bail!("no result within --max-time {m:?}; stopped")),
+            None => work.await,
+        }
+    };
+    tokio::select! {
+        r = limited => r,
+        () = toolwire::shutdown_signal() => bail!("interrupted; stopped"),
+    }
 }
 
 /// Builds the client for `url` or `--stdio`.
@@ -114,6 +150,11 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
     let mode: ProtocolMode = c.protocol.parse().map_err(anyhow::Error::msg)?;
     let mut builder = builder
         .with_request_timeout(Some(c.timeout))
+        .with_max_request_time(c.max_time)
+        // After a timeout the command ends soon: a --stdio server gets a
+        // quarter of the timeout (2 s at most) to exit after its stdin
+        // closes, and as much after SIGTERM, before SIGKILL.
+        .with_close_grace((c.timeout / 4).min(CLOSE_GRACE))
         .with_protocol_mode(mode);
     match (url, &c.stdio) {
         (Some(_), Some(_)) => bail!("give either a URL or --stdio, not both"),
@@ -166,7 +207,10 @@ fn print(text: &str) -> anyhow::Result<()> {
 /// `toolwire discover`: versions, capabilities, instructions.
 pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
     let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;
-    let result = client.discover().await.context("server/discover failed");
+    let result = bounded(&a.connection, async {
+        client.discover().await.context("server/discover failed")
+    })
+    .await;
     let _ = client.close().await;
     let d = result?;
     let era = client
@@ -183,7 +227,10 @@ pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
 /// `toolwire list`: the tools and their parameters.
 pub(crate) async fn list(a: ListArgs) -> anyhow::Result<()> {
     let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;
-    let result = client.list_tools().await.context("tools/list failed");
+    let result = bounded(&a.connection, async {
+        client.list_tools().await.context("tools/list failed")
+    })
+    .await;
     let _ = client.close().await;
     let tools = result?;
     print(&if a.connection.json {
@@ -207,7 +254,14 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
     };
     let pairs: Vec<String> = positional.map(str::to_owned).collect();
     let answers = Arc::new(interact::Answers::parse(&a.inputs)?);
-    let bar = interact::ProgressBar::default();
+    let show = if std::io::stderr().is_terminal() {
+        interact::ProgressShow::Bar
+    } else if a.progress {
+        interact::ProgressShow::Lines
+    } else {
+        interact::ProgressShow::Hidden
+    };
+    let bar = interact::ProgressBar::new(show);
     let (answers_h, bar_h) = (Arc::clone(&answers), bar.clone());
     let builder =
         ClientBuilder::new().with_elicitation(move |key: String, request: ElicitRequestParams| {
@@ -215,9 +269,20 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
         });
     let client = connect(url, &a.connection, builder)?;
     let options = a.log.apply(RequestOptions::new(), &bar);
-    let outcome = run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar, options).await;
+    let outcome = bounded(
+        &a.connection,
+        run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar, options),
+    )
+    .await;
     bar.clear();
     let _ = client.close().await;
+    let unused = answers.unused();
+    if !unused.is_empty() {
+        tracing::warn!(
+            "the server never asked for --input {}",
+            unused.join(", --input ")
+        );
+    }
     let result = outcome?;
     if a.connection.json {
         print(&render::json(&result))?;
@@ -238,7 +303,7 @@ async fn run_call(
     args_json: Option<&str>,
     pairs: &[String],
     bar: &interact::ProgressBar,
-    mut options: RequestOptions,
+    options: RequestOptions,
 ) -> anyhow::Result<toolwire::proto::types::CallToolResult> {
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
@@ -246,10 +311,10 @@ async fn run_call(
         tracing::warn!("tool {tool:?} is not listed; arguments are not typed by its schema");
     }
     let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
-    if std::io::stderr().is_terminal() {
-        let bar = bar.clone();
-        options = options.with_progress(move |p| bar.update(p));
-    }
+    // Always ask for progress: it keeps the idle --timeout from cutting off
+    // a long call that reports it, and reaches a log with --progress.
+    let bar = bar.clone();
+    let options = options.with_progress(move |p| bar.update(p));
     let call = ToolCall::new(tool)
         .with_arguments(serde_json::Value::Object(arguments))
         .with_options(options);

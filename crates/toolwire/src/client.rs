@@ -121,6 +121,7 @@ struct Inner {
     tools: ToolIndex,
     max_rounds: usize,
     timeout: Option<Duration>,
+    max_time: Option<Duration>,
     credentials: RwLock<Option<Arc<str>>>,
     mode: ProtocolMode,
     /// The era, once decided; kept for the client's lifetime.
@@ -189,6 +190,7 @@ impl Client {
                 tools: ToolIndex::default(),
                 max_rounds: builder.max_input_rounds,
                 timeout: builder.timeout,
+                max_time: builder.max_time,
                 credentials: RwLock::new(builder.bearer.map(Into::into)),
                 mode: builder.mode,
                 era: RwLock::new(None),

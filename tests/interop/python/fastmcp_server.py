@@ -1,11 +1,12 @@
 """A legacy MCP server on fastmcp 2 (PyPI, pinned by scripts/interop):
 the peer toolwire's client must fall back to `initialize` for. Tools (text,
-structured, a real `elicitation/create`), a resource and a prompt.
+structured, progress, a real `elicitation/create`), a resource and a prompt.
 
     python fastmcp_server.py stdio
     python fastmcp_server.py http PORT      (listens on 127.0.0.1 only)
 """
 
+import asyncio
 import sys
 from dataclasses import dataclass
 
@@ -24,6 +25,15 @@ def echo(text: str) -> str:
 def add(a: float, b: float) -> dict:
     """Adds two numbers."""
     return {"sum": a + b}
+
+
+@mcp.tool
+async def countdown(steps: int, ctx: Context) -> str:
+    """Counts down, reporting progress."""
+    for step in range(1, steps + 1):
+        await asyncio.sleep(0.01)
+        await ctx.report_progress(step, steps)
+    return f"done after {steps} steps"
 
 
 @dataclass

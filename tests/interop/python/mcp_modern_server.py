@@ -1,16 +1,31 @@
 """A modern (2026-07-28) MCP server on the Python SDK mcp 2.x (PyPI,
 pinned by scripts/interop): toolwire's client in mode auto must stay modern
-with it.
+with it. Tools (text, structured, progress, a confirmation through a
+multi-round-trip input_required result, one that defines another tool and
+announces the list change on the subscription bus), a resource and a
+prompt.
 
     python mcp_modern_server.py stdio
     python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only)
 """
 
+import asyncio
 import sys
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
+from mcp_types import (
+    CallToolResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
+    InputRequiredResult,
+    TextContent,
+)
+from pydantic import BaseModel
 
-mcp = MCPServer("python-modern-interop", instructions="A Python SDK 2 server.")
+bus = InMemorySubscriptionBus()
+mcp = MCPServer("python-modern-interop", instructions="A Python SDK 2 server.", subscriptions=bus)
 
 
 @mcp.tool()
@@ -19,10 +34,54 @@ def echo(text: str) -> str:
     return text
 
 
+class Sum(BaseModel):
+    sum: float
+
+
 @mcp.tool()
-def add(a: float, b: float) -> dict:
+def add(a: float, b: float) -> Sum:
     """Adds two numbers."""
-    return {"sum": a + b}
+    return Sum(sum=a + b)
+
+
+@mcp.tool()
+async def countdown(steps: int, ctx: Context) -> str:
+    """Counts down, reporting progress."""
+    for step in range(1, steps + 1):
+        await asyncio.sleep(0.01)
+        await ctx.report_progress(step, steps)
+    return f"done after {steps} steps"
+
+
+@mcp.tool()
+async def confirm(action: str, ctx: Context) -> CallToolResult | InputRequiredResult:
+    """Asks the user to confirm, through an input_required round."""
+    answer = (ctx.input_responses or {}).get("confirm")
+    if answer is None:
+        form = ElicitRequestFormParams(
+            message=f"Confirm {action}?",
+            requested_schema={
+                "type": "object",
+                "properties": {"confirm": {"type": "boolean"}},
+                "required": ["confirm"],
+            },
+        )
+        return InputRequiredResult(input_requests={"confirm": ElicitRequest(params=form)})
+    if isinstance(answer, ElicitResult) and answer.action == "accept" and (answer.content or {}).get("confirm") is True:
+        return CallToolResult(content=[TextContent(type="text", text=f"confirmed: {action}")])
+    return CallToolResult(content=[TextContent(type="text", text=f"not confirmed: {action}")], is_error=True)
+
+
+@mcp.tool()
+async def define(name: str) -> str:
+    """Defines a tool named NAME (the tool list changes)."""
+
+    def defined() -> str:
+        return name
+
+    mcp.add_tool(defined, name=name, description="Defined at run time.")
+    await bus.publish(ToolsListChanged())
+    return f"defined {name}"
 
 
 @mcp.resource("demo://readme")

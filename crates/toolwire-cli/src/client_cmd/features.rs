@@ -115,7 +115,7 @@ async fn with_client<T>(
     f: impl AsyncFnOnce(&Client) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let client = connect(url, c, ClientBuilder::new())?;
-    let result = f(&client).await;
+    let result = super::bounded(c, f(&client)).await;
     let _ = client.close().await;
     result
 }

@@ -15,15 +15,48 @@ use toolwire::proto::types::{
 
 const BAR_WIDTH: usize = 30;
 
-/// A one-line progress bar redrawn on stderr.
+/// How a call's progress shows on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum ProgressShow {
+    /// Not at all.
+    #[default]
+    Hidden,
+    /// A one-line bar, redrawn (stderr is a terminal).
+    Bar,
+    /// One line per notification (`--progress`, stderr is not a terminal).
+    Lines,
+}
+
+/// Progress on stderr: a one-line bar redrawn on a terminal, or plain
+/// lines for a log.
 #[derive(Clone, Default)]
 pub(crate) struct ProgressBar {
     drawn: Arc<Mutex<bool>>,
+    show: ProgressShow,
 }
 
 impl ProgressBar {
-    /// Draws `p`.
+    pub(crate) fn new(show: ProgressShow) -> Self {
+        Self {
+            drawn: Arc::default(),
+            show,
+        }
+    }
+
+    /// Shows `p`.
     pub(crate) fn update(&self, p: &ProgressNotificationParams) {
+        match self.show {
+            ProgressShow::Hidden => {}
+            ProgressShow::Lines => {
+                let mut stderr = std::io::stderr().lock();
+                let _ = writeln!(stderr, "{}", progress_line(p));
+                let _ = stderr.flush();
+            }
+            ProgressShow::Bar => self.draw(p),
+        }
+    }
+
+    fn draw(&self, p: &ProgressNotificationParams) {
         let mut line = match p.total {
             Some(total) if total > 0.0 => {
                 let fraction = (p.progress / total).clamp(0.0, 1.0);
@@ -61,11 +94,31 @@ impl ProgressBar {
     }
 }
 
+/// One progress notification as a log line: `progress 2/3 (67%) message`.
+pub(crate) fn progress_line(p: &ProgressNotificationParams) -> String {
+    let mut line = match p.total {
+        Some(total) if total > 0.0 => format!(
+            "progress {}/{} ({:.0}%)",
+            p.progress,
+            total,
+            (p.progress / total * 100.0).clamp(0.0, 100.0)
+        ),
+        _ => format!("progress {}", p.progress),
+    };
+    if let Some(m) = &p.message {
+        line.push(' ');
+        line.push_str(m);
+    }
+    line
+}
+
 /// Answers given with `--input KEY=JSON`: the content of an accepted form,
 /// or the word `decline` or `cancel`.
 #[derive(Debug, Default)]
 pub(crate) struct Answers {
     by_key: HashMap<String, ElicitResult>,
+    /// The keys the server asked for.
+    used: Mutex<Vec<String>>,
 }
 
 impl Answers {
@@ -98,7 +151,31 @@ impl Answers {
             };
             by_key.insert(key.to_owned(), answer);
         }
-        Ok(Self { by_key })
+        Ok(Self {
+            by_key,
+            used: Mutex::default(),
+        })
+    }
+
+    fn mark_used(&self, key: &str) {
+        if let Ok(mut used) = self.used.lock()
+            && !used.iter().any(|k| k == key)
+        {
+            used.push(key.to_owned());
+        }
+    }
+
+    /// The `--input` keys (other than `*`) no request of the server named.
+    pub(crate) fn unused(&self) -> Vec<String> {
+        let used = self.used.lock().map(|u| u.clone()).unwrap_or_default();
+        let mut unused: Vec<String> = self
+            .by_key
+            .keys()
+            .filter(|k| *k != "*" && !used.contains(k))
+            .cloned()
+            .collect();
+        unused.sort();
+        unused
     }
 }
 
@@ -112,7 +189,15 @@ pub(crate) async fn elicit(
 ) -> Result<ElicitResult, InputError> {
     // `*` answers any request no other KEY names: a legacy server's
     // elicitation/create carries no key.
-    if let Some(answer) = answers.by_key.get(&key).or_else(|| answers.by_key.get("*")) {
+    let given = answers.by_key.get(&key).map(|a| (key.as_str(), a));
+    if let Some((named, answer)) = given.or_else(|| answers.by_key.get("*").map(|a| ("*", a))) {
+        answers.mark_used(named);
+        if let (ElicitRequestParams::Form(form), Some(content)) = (&request, &answer.content) {
+            // Spec: client/elicitation.mdx — accepted content matches the
+            // requested schema.
+            super::form_check::check(&form.requested_schema, content)
+                .map_err(|why| InputError::new(format!("--input {named}: {why}")))?;
+        }
         return Ok(answer.clone());
     }
     let message = match &request {
@@ -270,6 +355,23 @@ fn read_value(field: &PrimitiveSchemaDefinition, line: &str) -> anyhow::Result<V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_lines_read_well_in_a_log() {
+        let p =
+            |progress: f64, total: Option<f64>, message: Option<&str>| ProgressNotificationParams {
+                progress_token: toolwire::proto::types::ProgressToken::Integer(1),
+                progress,
+                total,
+                message: message.map(str::to_owned),
+                meta: None,
+            };
+        assert_eq!(
+            progress_line(&p(2.0, Some(3.0), Some("step 2"))),
+            "progress 2/3 (67%) step 2"
+        );
+        assert_eq!(progress_line(&p(7.0, None, None)), "progress 7");
+    }
 
     #[test]
     fn inputs_parse_to_answers() {

@@ -3,6 +3,7 @@
 mod auth;
 mod bounds;
 mod client;
+mod deadlines;
 mod demo_inputs;
 mod era;
 mod features;

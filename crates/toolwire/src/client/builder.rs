@@ -56,6 +56,8 @@ pub struct ClientBuilder {
     pub(crate) handlers: InputHandlers,
     pub(crate) max_input_rounds: usize,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) max_time: Option<Duration>,
+    pub(crate) close_grace: Duration,
     pub(crate) http_headers: Vec<(String, String)>,
     pub(crate) bearer: Option<String>,
     pub(crate) mode: ProtocolMode,
@@ -80,6 +82,8 @@ impl ClientBuilder {
             handlers: InputHandlers::default(),
             max_input_rounds: 10,
             timeout: Some(Duration::from_secs(300)),
+            max_time: None,
+            close_grace: super::transport::stdio::CLOSE_GRACE,
             http_headers: Vec::new(),
             bearer: None,
             mode: ProtocolMode::Auto,
@@ -164,17 +168,43 @@ impl ClientBuilder {
         self
     }
 
-    /// The timeout of each request round trip (default 5 minutes; at least
-    /// 1 ms, at most a year); `None` waits forever. When it elapses the
-    /// request is cancelled.
+    /// The idle timeout of each request round trip (default 5 minutes; at
+    /// least 1 ms, at most a year); `None` waits forever. Every
+    /// `notifications/progress` of the request starts it again, so a long
+    /// call that reports progress is not cut off. When it elapses the
+    /// request is cancelled with [`ClientError::Timeout`].
+    // Spec: basic/patterns/cancellation.mdx#timeouts — MAY reset the clock
+    // on progress, SHOULD enforce a maximum regardless.
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout.map(timeout_within_bounds);
         self
     }
 
-    /// The timeout of each request round trip; `None` waits forever.
+    /// The idle timeout of each request round trip; `None` waits forever.
     pub fn request_timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// The most time one request round trip may take, however much progress
+    /// it reports (default none; at least 1 ms, at most a year). When it
+    /// elapses the request is cancelled with [`ClientError::MaxTime`].
+    pub fn with_max_request_time(mut self, max: Option<Duration>) -> Self {
+        self.max_time = max.map(timeout_within_bounds);
+        self
+    }
+
+    /// The most time one request round trip may take; `None` for no bound.
+    pub fn max_request_time(&self) -> Option<Duration> {
+        self.max_time
+    }
+
+    /// How long [`Client::close`] waits for a spawned server to exit after
+    /// closing its stdin, and again after SIGTERM, before SIGKILL (default
+    /// 2 s; at most a minute).
+    // Spec: basic/transports/stdio.mdx#shutdown
+    pub fn with_close_grace(mut self, grace: Duration) -> Self {
+        self.close_grace = grace.min(Duration::from_secs(60));
+        self
     }
 
     /// How many `input_required` results one call may answer.
@@ -222,7 +252,7 @@ impl ClientBuilder {
     /// inherited unless the command says otherwise; it is killed when the
     /// client is dropped without [`Client::close`].
     pub fn spawn(self, command: tokio::process::Command) -> Result<Client, ClientError> {
-        let transport = StdioTransport::spawn(command)?;
+        let transport = StdioTransport::spawn(command, self.close_grace)?;
         Ok(Client::new(self, Arc::new(transport)))
     }
 

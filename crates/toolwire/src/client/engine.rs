@@ -13,6 +13,8 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
+use tokio::time::Instant;
 use toolwire_proto::header::encode_header_value;
 use toolwire_proto::header::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
 use toolwire_proto::meta::{
@@ -352,7 +354,7 @@ impl Client {
     /// Switches to a version from `-32022`'s `data.supported` that this
     /// client speaks, in the client's order of preference.
     // Spec: basic/versioning.mdx#protocol-version-negotiation
-    fn adopt_version(&self, e: &ErrorObject) -> Result<(), ClientError> {
+    pub(crate) fn adopt_version(&self, e: &ErrorObject) -> Result<(), ClientError> {
         let supported = e
             .data
             .as_ref()
@@ -400,25 +402,25 @@ impl Client {
             wants_logs: options.log.is_some(),
             initialize: matches!(wire, Wire::Initialize),
         };
-        let exchange = async {
-            let mut exchange = self.inner.transport.send(out).await?;
-            while let Some(item) = exchange.next().await {
-                match item? {
-                    Incoming::Notification { method, params } => {
-                        on_notification(&method, params, options, token.as_ref());
+        // Spec: basic/patterns/cancellation.mdx#timeouts — the idle clock
+        // starts again on the request's progress; the maximum holds anyway.
+        let mut clock = Clock::start(
+            options.timeout.or(self.inner.timeout),
+            options.max_time.or(self.inner.max_time),
+        );
+        // Returning drops the exchange, which cancels the request.
+        let mut exchange = bounded(clock.deadline(), self.inner.transport.send(out)).await?;
+        loop {
+            let next = bounded(clock.deadline(), async { Ok(exchange.next().await) }).await?;
+            match next.ok_or(ClientError::Disconnected)?? {
+                Incoming::Notification { method, params } => {
+                    if on_notification(&method, params, options, token.as_ref()) {
+                        clock.progressed();
                     }
-                    Incoming::Response(Ok(v)) => return Ok(v),
-                    Incoming::Response(Err(e)) => return Err(ClientError::Rpc(e)),
                 }
+                Incoming::Response(Ok(v)) => return Ok(v),
+                Incoming::Response(Err(e)) => return Err(ClientError::Rpc(e)),
             }
-            Err(ClientError::Disconnected)
-        };
-        match options.timeout.or(self.inner.timeout) {
-            // Dropping the exchange on timeout cancels the request.
-            Some(t) => tokio::time::timeout(t, exchange)
-                .await
-                .map_err(|_| ClientError::Timeout(t))?,
-            None => exchange.await,
         }
     }
 
@@ -651,25 +653,76 @@ impl Client {
     }
 }
 
-/// Delivers a notification of a request to its callbacks.
+/// The deadlines of one round trip: an idle timeout that progress starts
+/// again, and a maximum that nothing extends.
+struct Clock {
+    idle: Option<Duration>,
+    max: Option<(Instant, Duration)>,
+    since: Instant,
+}
+
+impl Clock {
+    fn start(idle: Option<Duration>, max: Option<Duration>) -> Self {
+        let now = Instant::now();
+        Self {
+            idle,
+            max: max.map(|m| (now + m, m)),
+            since: now,
+        }
+    }
+
+    /// The request made progress: the idle timeout starts again.
+    fn progressed(&mut self) {
+        self.since = Instant::now();
+    }
+
+    /// The deadline that passes first, with the error it means.
+    fn deadline(&self) -> Option<(Instant, ClientError)> {
+        let idle = self.idle.map(|d| (self.since + d, ClientError::Timeout(d)));
+        let max = self.max.map(|(at, d)| (at, ClientError::MaxTime(d)));
+        match (idle, max) {
+            (Some(i), Some(m)) => Some(if m.0 <= i.0 { m } else { i }),
+            (i, m) => i.or(m),
+        }
+    }
+}
+
+/// `f`, unless the deadline passes first.
+async fn bounded<T>(
+    deadline: Option<(Instant, ClientError)>,
+    f: impl Future<Output = Result<T, ClientError>>,
+) -> Result<T, ClientError> {
+    match deadline {
+        Some((at, error)) => tokio::time::timeout_at(at, f).await.map_err(|_| error)?,
+        None => f.await,
+    }
+}
+
+/// Delivers a notification of a request to its callbacks; true for progress
+/// on the request's own token.
 fn on_notification(
     method: &str,
     params: Option<Value>,
     options: &RequestOptions,
     token: Option<&ProgressToken>,
-) {
+) -> bool {
     if method == ProgressNotification::METHOD {
-        let (Some(f), Some(params)) = (&options.progress, params) else {
-            return;
+        let Some(params) = params else {
+            return false;
         };
         match serde_json::from_value::<ProgressNotificationParams>(params) {
-            Ok(p) if Some(&p.progress_token) == token => f(&p),
+            Ok(p) if Some(&p.progress_token) == token => {
+                if let Some(f) = &options.progress {
+                    f(&p);
+                }
+                return true;
+            }
             Ok(_) => tracing::debug!("ignoring progress for another token"),
             Err(e) => tracing::debug!("ignoring malformed progress: {e}"),
         }
     } else if method == LoggingMessageNotification::METHOD {
         let (Some((_, f)), Some(params)) = (&options.log, params) else {
-            return;
+            return false;
         };
         match serde_json::from_value::<LoggingMessageNotificationParams>(params) {
             Ok(m) => f(&m),
@@ -678,6 +731,7 @@ fn on_notification(
     } else {
         tracing::debug!("ignoring {method} on a request's stream");
     }
+    false
 }
 
 /// Checks a complete, successful result against the tool's output schema.

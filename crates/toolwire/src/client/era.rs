@@ -17,6 +17,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
 use toolwire_proto::ErrorCode;
 use toolwire_proto::encode_notification;
 use toolwire_proto::types::{DiscoverRequest, RequestMethod, removed};
@@ -113,7 +114,7 @@ fn is_legacy_answer(e: &ClientError, stdio: bool) -> bool {
                     .all(|v| v.starts_with("2024-") || v.starts_with("2025-"))
         }
         ClientError::Http { status, .. } => matches!(status, 400 | 404 | 405),
-        ClientError::Timeout(_) => stdio,
+        ClientError::Timeout(_) | ClientError::MaxTime(_) => stdio,
         _ => false,
     }
 }
@@ -174,7 +175,7 @@ impl Client {
             ProtocolMode::Modern if stdio => self.probe(false).await?,
             ProtocolMode::Modern => self.set_era(EraState::Modern),
             ProtocolMode::Legacy => {
-                let session = self.initialize().await?;
+                let session = self.initialize(None).await?;
                 self.set_era(EraState::Legacy(session));
             }
             ProtocolMode::Auto => self.probe(true).await?,
@@ -187,12 +188,15 @@ impl Client {
     /// legacy handshake when `fall_back`, and is an error otherwise.
     async fn probe(&self, fall_back: bool) -> Result<(), ClientError> {
         let stdio = self.inner.kind == super::transport::TransportKind::Stdio;
+        let started = Instant::now();
         let mut options = RequestOptions::default();
         if stdio {
+            // Half the request timeout at most: a silent server then still
+            // gets its `initialize` within one request timeout in all.
             let t = self
                 .inner
                 .timeout
-                .map_or(PROBE_TIMEOUT, |t| t.min(PROBE_TIMEOUT));
+                .map_or(PROBE_TIMEOUT, |t| (t / 2).min(PROBE_TIMEOUT));
             options = options.with_timeout(t);
         }
         match self
@@ -210,7 +214,35 @@ impl Client {
             )),
             Err(e) if is_legacy_answer(&e, stdio) => {
                 tracing::debug!("server/discover got {e}: a legacy server; initializing");
-                let session = self.initialize().await?;
+                // After a silent probe the handshake gets what is left of
+                // the request timeout, so the two take no longer than one.
+                let timed_out = matches!(e, ClientError::Timeout(_));
+                let rest = match e {
+                    ClientError::Timeout(_) => self
+                        .inner
+                        .timeout
+                        .map(|t| t.saturating_sub(started.elapsed())),
+                    _ => None,
+                };
+                let session = match self.initialize(rest).await {
+                    Ok(session) => session,
+                    // A modern server that was slow to answer the probe
+                    // (still starting, say) refuses the handshake with the
+                    // versions it speaks: it is modern after all.
+                    Err(ClientError::Rpc(e))
+                        if timed_out
+                            && e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                            && self.adopt_version(&e).is_ok() =>
+                    {
+                        tracing::debug!(
+                            "the handshake got -32022 ({}): a modern server",
+                            e.message
+                        );
+                        self.set_era(EraState::Modern);
+                        return Ok(());
+                    }
+                    Err(e) => return Err(e),
+                };
                 self.set_era(EraState::Legacy(session));
                 Ok(())
             }
@@ -225,28 +257,35 @@ impl Client {
 
     /// The legacy handshake: `initialize` asking for each legacy version in
     /// turn until the server accepts one, then `notifications/initialized`
-    /// and, on HTTP, the session's GET stream.
+    /// and, on HTTP, the session's GET stream. Over HTTP, an `initialize`
+    /// POST refused with 400, 404 or 405 and no JSON-RPC error turns to the
+    /// 2024-11-05 HTTP+SSE transport. `timeout` overrides the client's for
+    /// each `initialize`.
     // Spec (2025-11-25): basic/lifecycle.mdx#initialization,
     // #version-negotiation
-    pub(crate) async fn initialize(&self) -> Result<Arc<LegacySession>, ClientError> {
+    pub(crate) async fn initialize(
+        &self,
+        timeout: Option<Duration>,
+    ) -> Result<Arc<LegacySession>, ClientError> {
+        let mut options = RequestOptions::default();
+        if let Some(t) = timeout {
+            options = options.with_timeout(t);
+        }
         self.inner.transport.reset_session();
         let info = self.inner.info.clone().unwrap_or_else(
             || json!({"name": "toolwire-client", "version": env!("CARGO_PKG_VERSION")}),
         );
         let ours: Vec<String> = LEGACY_PROTOCOL_VERSIONS.map(str::to_owned).to_vec();
         let mut refused = None;
-        for asked in LEGACY_PROTOCOL_VERSIONS {
+        let mut tried_sse = false;
+        let mut versions = LEGACY_PROTOCOL_VERSIONS.iter().peekable();
+        while let Some(&&asked) = versions.peek() {
             let mut params = Map::new();
             params.insert("protocolVersion".into(), Value::from(asked));
             params.insert("capabilities".into(), self.inner.capabilities_json.clone());
             params.insert("clientInfo".into(), info.clone());
             let result = self
-                .round(
-                    removed::INITIALIZE,
-                    &params,
-                    Wire::Initialize,
-                    &RequestOptions::default(),
-                )
+                .round(removed::INITIALIZE, &params, Wire::Initialize, &options)
                 .await;
             let result = match result {
                 Ok(v) => v,
@@ -255,7 +294,21 @@ impl Client {
                 Err(ClientError::Rpc(e)) => {
                     tracing::debug!("initialize {asked} refused: {}", e.message);
                     refused = Some(e);
+                    versions.next();
                     continue;
+                }
+                // Spec: basic/transports/streamable-http.mdx#http%2Bsse-transport-2024-11-05
+                // — a 400, 404 or 405 without a JSON-RPC error: try the GET
+                // of the old HTTP+SSE transport, once, and ask again there.
+                Err(e @ ClientError::Http { status, .. })
+                    if matches!(status, 400 | 404 | 405) && !tried_sse =>
+                {
+                    tried_sse = true;
+                    if self.inner.transport.open_legacy_sse().await? {
+                        tracing::debug!("initialize got {e}; the server speaks HTTP+SSE");
+                        continue;
+                    }
+                    return Err(e);
                 }
                 Err(e) => return Err(e),
             };
@@ -288,7 +341,7 @@ impl Client {
     /// Starts a new legacy session after the server forgot the old one.
     pub(crate) async fn reinitialize(&self) -> Result<(), ClientError> {
         let _handshake = self.inner.handshake.lock().await;
-        let session = self.initialize().await?;
+        let session = self.initialize(None).await?;
         self.set_era(EraState::Legacy(session));
         Ok(())
     }

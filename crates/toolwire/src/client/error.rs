@@ -50,9 +50,14 @@ pub enum ClientError {
     /// The server closed the stream or the connection before it answered.
     #[error("the server closed the connection before answering")]
     Disconnected,
-    /// No answer within the request timeout; the request was cancelled.
+    /// No answer, and no progress, within the request's idle timeout; the
+    /// request was cancelled.
     #[error("no answer within {0:?}; the request was cancelled")]
     Timeout(Duration),
+    /// No answer within the request's maximum time, however much progress
+    /// it reported; the request was cancelled.
+    #[error("no answer within the maximum time of {0:?}; the request was cancelled")]
+    MaxTime(Duration),
     /// The server's reply does not follow the protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),
@@ -164,9 +169,11 @@ impl ClientError {
     // errors occur during re-fetching.
     pub(crate) fn allows_stale(&self) -> bool {
         match self {
-            Self::Transport(_) | Self::Disconnected | Self::Timeout(_) | Self::SessionExpired => {
-                true
-            }
+            Self::Transport(_)
+            | Self::Disconnected
+            | Self::Timeout(_)
+            | Self::MaxTime(_)
+            | Self::SessionExpired => true,
             Self::Http { status, .. } => *status >= 500,
             _ => false,
         }

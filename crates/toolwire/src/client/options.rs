@@ -22,6 +22,7 @@ pub struct RequestOptions {
     pub(crate) log: Option<(LoggingLevel, LogFn)>,
     pub(crate) meta: Map<String, Value>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) max_time: Option<Duration>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -31,6 +32,7 @@ impl fmt::Debug for RequestOptions {
             .field("log_level", &self.log.as_ref().map(|(l, _)| l))
             .field("meta", &self.meta)
             .field("timeout", &self.timeout)
+            .field("max_time", &self.max_time)
             .finish()
     }
 }
@@ -72,17 +74,32 @@ impl RequestOptions {
         self
     }
 
-    /// Overrides the client's request timeout for this request (at least
-    /// 1 ms, at most a year).
+    /// Overrides the client's idle timeout for this request (at least
+    /// 1 ms, at most a year). Each progress notification of the request
+    /// starts it again.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout_within_bounds(timeout));
         self
     }
 
-    /// The timeout of this request, if it overrides the client's.
+    /// The idle timeout of this request, if it overrides the client's.
     pub fn timeout(&self) -> Option<Duration> {
         self.timeout
+    }
+
+    /// Overrides the client's maximum time for this request (at least 1 ms,
+    /// at most a year): it is cancelled then, however much progress it
+    /// reported. Each round of a multi-round call is a request of its own.
+    #[must_use]
+    pub fn with_max_time(mut self, max: Duration) -> Self {
+        self.max_time = Some(timeout_within_bounds(max));
+        self
+    }
+
+    /// The maximum time of this request, if it overrides the client's.
+    pub fn max_time(&self) -> Option<Duration> {
+        self.max_time
     }
 }
 

@@ -11,6 +11,8 @@ mod fake;
 mod http;
 #[cfg(feature = "http")]
 mod http_socket;
+#[cfg(feature = "http")]
+mod http_sse;
 mod mrtr;
 mod server;
 #[cfg(feature = "http")]

@@ -9,6 +9,7 @@
 //! `notifications/cancelled` is sent on stdio.
 
 pub(crate) mod http;
+pub(crate) mod router;
 pub(crate) mod sse;
 pub(crate) mod stdio;
 pub(crate) mod tls;
@@ -223,6 +224,12 @@ pub(crate) trait Transport: Send + Sync + 'static {
 
     /// Forgets the legacy session (before initialising again).
     fn reset_session(&self) {}
+
+    /// Tries the 2024-11-05 HTTP+SSE transport (HTTP only): true when the
+    /// server opened it, and every later message goes that way.
+    fn open_legacy_sse(&self) -> BoxFuture<'_, Result<bool, ClientError>> {
+        Box::pin(async { Ok(false) })
+    }
 
     /// The legacy HTTP session id, if there is one.
     fn session_id(&self) -> Option<String> {

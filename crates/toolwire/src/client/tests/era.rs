@@ -433,3 +433,59 @@ async fn modern_mode_probes_on_stdio_and_refuses_a_legacy_server() {
     // Deterministic: the era-ambiguous tools/list was never sent.
     assert_eq!(methods(&fake), ["server/discover"]);
 }
+
+#[tokio::test]
+async fn a_legacy_unknown_resource_is_the_modern_error() {
+    let legacy = legacy_script("2025-11-25");
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Legacy),
+        move |req| {
+            if req["method"] == "resources/read" {
+                // Spec (2025-11-25): server/resources.mdx#error-handling
+                return vec![error(req, -32002, "Resource not found", None)];
+            }
+            legacy(req)
+        },
+    );
+    let err = fake
+        .client
+        .read_resource("demo://nope")
+        .await
+        .expect_err("unknown");
+    let rpc = err.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code.0, -32602, "{err}");
+    assert_eq!(rpc.data, Some(json!({"uri": "demo://nope"})));
+}
+
+#[tokio::test]
+async fn a_modern_stdio_server_too_slow_for_the_probe_stays_modern() {
+    // The probe gets no answer in time; the handshake after it is refused
+    // with -32022 naming the modern version, as a modern server that was
+    // still starting answers it.
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(200))),
+        |req| match req["method"].as_str().unwrap_or_default() {
+            "server/discover" => Vec::new(),
+            "initialize" => vec![error(
+                req,
+                -32022,
+                "connection is serving the 2026-07-28 protocol",
+                Some(json!({"supported": ["2026-07-28"], "requested": "2025-11-25"})),
+            )],
+            "tools/list" => vec![result(
+                req,
+                json!({"resultType": "complete", "tools": [plain_tool("ping")], "ttlMs": 0, "cacheScope": "public"}),
+            )],
+            _ => vec![error(req, -32601, "Method not found", None)],
+        },
+    );
+    let tools = fake.client.list_tools().await.expect("list");
+    assert_eq!(tools[0].name, "ping");
+    assert_eq!(fake.client.era(), Some(ProtocolEra::Modern));
+    // The list went out as a modern request.
+    let list = &fake.requests("tools/list")[0];
+    assert_eq!(
+        list["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+}

@@ -1,7 +1,7 @@
 //! The client against the real server, in process over a pipe.
 
 use crate::client::{
-    ChangeNotification, Client, ClientBuilder, InputError, RequestOptions, ToolCall,
+    ChangeNotification, Client, ClientBuilder, ClientError, InputError, RequestOptions, ToolCall,
 };
 use crate::{
     ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolError, ToolResult,
@@ -310,4 +310,39 @@ async fn cached_list_expires_with_the_servers_ttl() {
     assert_eq!(client.list_tools().await.expect("cached").len(), 5);
     tokio::time::advance(Duration::from_millis(1_001)).await;
     assert_eq!(client.list_tools().await.expect("refetched").len(), 4);
+}
+
+#[tokio::test]
+async fn progress_restarts_the_idle_timeout_and_the_maximum_holds() {
+    let server = server(60_000, Arc::default());
+    // Ten steps of 20 ms: 200 ms in all, never 80 ms without progress.
+    let idle = ClientBuilder::new().with_request_timeout(Some(Duration::from_millis(80)));
+    let client = connect(&server, idle.clone());
+    let call = || ToolCall::new("steps").with_argument("steps", json!(10));
+    let with_progress = RequestOptions::new().with_progress(|_| {});
+    let r = client
+        .call_tool_with(call().with_options(with_progress.clone()))
+        .await
+        .expect("progress keeps the call alive");
+    assert_eq!(text(&r), "done");
+    // Without a progress token the server reports nothing: 80 ms idle.
+    let err = client.call_tool_with(call()).await.expect_err("idle");
+    assert!(matches!(err, ClientError::Timeout(_)), "{err}");
+    // The maximum ends the call however much progress it reports.
+    let client = connect(
+        &server,
+        idle.with_max_request_time(Some(Duration::from_millis(120))),
+    );
+    let err = client
+        .call_tool_with(call().with_options(with_progress.clone()))
+        .await
+        .expect_err("past the maximum");
+    assert!(matches!(err, ClientError::MaxTime(_)), "{err}");
+    let err = connect(&server, ClientBuilder::new())
+        .call_tool_with(
+            call().with_options(with_progress.with_max_time(Duration::from_millis(120))),
+        )
+        .await
+        .expect_err("per-request maximum");
+    assert!(matches!(err, ClientError::MaxTime(_)), "{err}");
 }

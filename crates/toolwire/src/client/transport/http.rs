@@ -17,7 +17,12 @@
 //! Dropping an exchange drops the response body or the pending response,
 //! which closes the connection; the server takes that as cancellation.
 //!
+//! Once the 2024-11-05 HTTP+SSE transport is open (`http_sse.rs`), every
+//! message goes that way instead.
+//!
 //! Spec: basic/transports/streamable-http.mdx
+
+mod legacy_sse;
 
 use super::sse::SseParser;
 use super::{
@@ -32,8 +37,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
+use legacy_sse::SseSession;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::Duration;
 use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
@@ -66,6 +72,9 @@ pub(crate) struct HttpTransport {
     inbound: InboundSink,
     /// The legacy GET stream's reader.
     stream: Mutex<Option<JoinHandle<()>>>,
+    /// The 2024-11-05 HTTP+SSE connection, once the server turned out to
+    /// speak only that; kept for the transport's lifetime.
+    sse: OnceLock<SseSession>,
 }
 
 impl HttpTransport {
@@ -111,6 +120,7 @@ impl HttpTransport {
             legacy_version: RwLock::new(None),
             inbound: InboundSink::default(),
             stream: Mutex::new(None),
+            sse: OnceLock::new(),
         })
     }
 
@@ -184,6 +194,9 @@ impl Transport for HttpTransport {
 
     fn send(&self, request: Outgoing) -> BoxFuture<'_, Result<Box<dyn Exchange>, ClientError>> {
         Box::pin(async move {
+            if let Some(sse) = self.sse.get() {
+                return self.send_sse(sse, request).await;
+            }
             let req = self.build(&request)?;
             let had_session = self.session().is_some();
             let response = self
@@ -239,6 +252,9 @@ impl Transport for HttpTransport {
 
     fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
+            if let Some(sse) = self.sse.get() {
+                return self.post_sse(sse, body).await;
+            }
             let mut builder = self
                 .base(Method::POST, "application/json, text/event-stream")
                 .header(CONTENT_TYPE, "application/json");
@@ -272,6 +288,10 @@ impl Transport for HttpTransport {
 
     fn start_legacy_session(&self, version: Option<String>) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            if self.sse.get().is_some() {
+                // The SSE stream is already open and carries everything.
+                return;
+            }
             let version = version.and_then(|v| HeaderValue::try_from(v).ok());
             if let Ok(mut v) = self.legacy_version.write() {
                 v.clone_from(&version);
@@ -309,6 +329,10 @@ impl Transport for HttpTransport {
         })
     }
 
+    fn open_legacy_sse(&self) -> BoxFuture<'_, Result<bool, ClientError>> {
+        Box::pin(self.try_sse())
+    }
+
     fn session_id(&self) -> Option<String> {
         self.session()
             .and_then(|s| s.to_str().ok().map(str::to_owned))
@@ -327,6 +351,10 @@ impl Transport for HttpTransport {
         Box::pin(async move {
             if let Some(task) = self.stream.lock().ok().and_then(|mut s| s.take()) {
                 task.abort();
+            }
+            if let Some(sse) = self.sse.get() {
+                // Closing the stream ends an HTTP+SSE session.
+                sse.close();
             }
             if self.session().is_none() {
                 return Ok(());

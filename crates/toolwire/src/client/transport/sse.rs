@@ -4,8 +4,8 @@
 //! Follows the event-stream rules of the HTML standard that matter here:
 //! lines end in CR, LF or CRLF; `data:` lines of one event are joined with
 //! LF; one space after the colon is dropped; lines starting with `:` are
-//! comments (keep-alives) and ignored; an empty line ends the event. Events
-//! whose type is not `message` are skipped.
+//! comments (keep-alives) and ignored; an empty line ends the event. `push`
+//! skips events whose type is not `message`; `push_typed` keeps them.
 //!
 //! Spec: basic/transports/streamable-http.mdx#receiving-messages
 
@@ -28,6 +28,13 @@ pub(crate) struct SseParser {
     last_id: Option<String>,
 }
 
+/// One event: its type (`None` is `message`) and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    pub(crate) event: Option<String>,
+    pub(crate) data: Vec<u8>,
+}
+
 /// Why the stream cannot be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("an SSE event is larger than {0} bytes")]
@@ -47,8 +54,20 @@ impl SseParser {
         self.last_id.as_deref()
     }
 
-    /// Feeds bytes; returns the data of every event they complete.
+    /// Feeds bytes; returns the data of every `message` event they
+    /// complete.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<Vec<u8>>, SseTooLarge> {
+        Ok(self
+            .push_typed(bytes)?
+            .into_iter()
+            .filter(|e| e.event.as_deref().is_none_or(|t| t == "message"))
+            .map(|e| e.data)
+            .collect())
+    }
+
+    /// Feeds bytes; returns every event with data they complete, whatever
+    /// its type (the 2024-11-05 transport opens with an `endpoint` event).
+    pub(crate) fn push_typed(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, SseTooLarge> {
         let mut events = Vec::new();
         for &b in bytes {
             match b {
@@ -73,14 +92,13 @@ impl SseParser {
 
     /// Processes a complete line; returns an event when the line is empty
     /// and ends one.
-    fn end_line(&mut self) -> Option<Vec<u8>> {
+    fn end_line(&mut self) -> Option<SseEvent> {
         let line = std::mem::take(&mut self.line);
         if line.is_empty() {
             let data = std::mem::take(&mut self.data);
             let has_data = std::mem::replace(&mut self.has_data, false);
             let event = self.event.take();
-            let is_message = event.as_deref().is_none_or(|e| e == "message");
-            return (has_data && is_message).then_some(data);
+            return has_data.then_some(SseEvent { event, data });
         }
         if line[0] == b':' {
             return None;
@@ -158,6 +176,22 @@ mod tests {
         assert_eq!(p.last_event_id(), Some("2"));
         p.push(b"id: x\0y\ndata: c\n\n").expect("ok");
         assert_eq!(p.last_event_id(), Some("2"));
+    }
+
+    #[test]
+    fn typed_events_keep_their_type() {
+        let mut p = SseParser::new(1 << 20);
+        let events = p
+            .push(b"event: endpoint\ndata: /messages?sessionId=1\n\ndata: {}\n\n")
+            .expect("ok");
+        assert_eq!(events, [b"{}".to_vec()]);
+        let mut p = SseParser::new(1 << 20);
+        let events = p
+            .push_typed(b"event: endpoint\ndata: /messages?sessionId=1\n\ndata: {}\n\n")
+            .expect("ok");
+        assert_eq!(events[0].event.as_deref(), Some("endpoint"));
+        assert_eq!(events[0].data, b"/messages?sessionId=1");
+        assert_eq!(events[1].event, None);
     }
 
     #[test]

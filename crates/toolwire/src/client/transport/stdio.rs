@@ -1,26 +1,14 @@
 //! The stdio client transport: newline-delimited JSON-RPC to a child
 //! process (or any reader/writer pair), with a reader task that routes each
-//! incoming message to the request it belongs to.
-//!
-//! Routing: a response by its `id`; `notifications/progress` by its
-//! `progressToken`; a notification carrying
-//! `_meta["io.modelcontextprotocol/subscriptionId"]` to the
-//! `subscriptions/listen` request with that id; `notifications/message` to
-//! the one in-flight request that asked for logs (stdio has no other way to
-//! tell which request a log message is about; with several such requests it
-//! goes to `tracing` instead).
+//! incoming message to the request it belongs to (see `router.rs`).
 //!
 //! Spec: basic/transports/stdio.mdx
 
-use super::{
-    Decoded, Exchange, Inbound, InboundSink, Incoming, Outgoing, Transport, TransportKind,
-    decode_any,
-};
+use super::router::{Shared, close_routes, register, route};
+use super::{Exchange, InboundSink, Outgoing, Transport, TransportKind};
 use crate::client::error::ClientError;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,39 +16,14 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
-use toolwire_proto::types::{
-    CancelledNotification, LoggingMessageNotification, NotificationMethod, ProgressNotification,
-    ProgressToken,
-};
-use toolwire_proto::{RequestId, encode_notification};
 
 /// Longest line read from the server, in bytes; a longer one ends the
 /// connection, since the message boundary is lost.
 const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// How long `close` waits for the child to exit after its stdin closed,
-/// before sending SIGTERM.
-const EXIT_GRACE: Duration = Duration::from_secs(2);
-/// How long `close` waits after SIGTERM before SIGKILL.
-const TERM_GRACE: Duration = Duration::from_secs(2);
-
-struct Pending {
-    tx: mpsc::UnboundedSender<Result<Incoming, ClientError>>,
-    progress_token: Option<ProgressToken>,
-    wants_logs: bool,
-}
-
-#[derive(Default)]
-struct Routes {
-    pending: HashMap<RequestId, Pending>,
-    /// Set when the reader has stopped: no more messages will come.
-    closed: Option<String>,
-    /// Requests from the server, and notifications no request waits for.
-    inbound: InboundSink,
-}
-
-type Shared = Arc<Mutex<Routes>>;
+/// How long `close` waits by default for the child to exit after its stdin
+/// closed before sending SIGTERM, and again after SIGTERM before SIGKILL.
+pub(crate) const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 pub(crate) struct StdioTransport {
     out: Mutex<Option<mpsc::UnboundedSender<Bytes>>>,
@@ -68,12 +31,15 @@ pub(crate) struct StdioTransport {
     child: tokio::sync::Mutex<Option<Child>>,
     reader: JoinHandle<()>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    /// How long `close` waits at each step of the child's shutdown.
+    grace: Duration,
 }
 
 impl StdioTransport {
     /// Starts `command` with piped stdin and stdout; its stderr is
-    /// inherited. The child is killed if the transport is dropped.
-    pub(crate) fn spawn(mut command: Command) -> Result<Self, ClientError> {
+    /// inherited. The child is killed if the transport is dropped. `close`
+    /// waits `grace` after closing its stdin, and again after SIGTERM.
+    pub(crate) fn spawn(mut command: Command, grace: Duration) -> Result<Self, ClientError> {
         command
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -86,6 +52,7 @@ impl StdioTransport {
         };
         let mut this = Self::from_io(stdout, stdin);
         this.child = tokio::sync::Mutex::new(Some(child));
+        this.grace = grace;
         Ok(this)
     }
 
@@ -106,6 +73,7 @@ impl StdioTransport {
             child: tokio::sync::Mutex::new(None),
             reader,
             writer: Mutex::new(Some(writer)),
+            grace: CLOSE_GRACE,
         }
     }
 
@@ -130,31 +98,7 @@ impl Transport for StdioTransport {
             let Some(out) = self.sender() else {
                 return Err(ClientError::Transport("the client is closed".into()));
             };
-            let (tx, rx) = mpsc::unbounded_channel();
-            {
-                let mut routes = self
-                    .routes
-                    .lock()
-                    .map_err(|_| ClientError::Transport("routing table poisoned".into()))?;
-                if let Some(reason) = &routes.closed {
-                    return Err(ClientError::Transport(reason.clone()));
-                }
-                routes.pending.insert(
-                    request.id.clone(),
-                    Pending {
-                        tx,
-                        progress_token: request.progress_token.clone(),
-                        wants_logs: request.wants_logs,
-                    },
-                );
-            }
-            let exchange = StdioExchange {
-                id: request.id,
-                rx,
-                routes: Arc::clone(&self.routes),
-                out: out.clone(),
-                done: false,
-            };
+            let exchange = register(&self.routes, &request, out.clone())?;
             out.send(request.body)
                 .map_err(|_| ClientError::Transport("the server's stdin is closed".into()))?;
             Ok(Box::new(exchange) as Box<dyn Exchange>)
@@ -186,7 +130,7 @@ impl Transport for StdioTransport {
             }
             let mut child = self.child.lock().await;
             if let Some(child) = child.as_mut() {
-                shut_down(child).await;
+                shut_down(child, self.grace).await;
             }
             Ok(())
         })
@@ -197,14 +141,14 @@ impl Transport for StdioTransport {
 /// SIGKILL.
 // Spec: basic/transports/stdio.mdx#shutdown — forced termination escalates
 // from SIGTERM to SIGKILL.
-async fn shut_down(child: &mut Child) {
-    if exited(child, EXIT_GRACE).await {
+async fn shut_down(child: &mut Child, grace: Duration) {
+    if exited(child, grace).await {
         return;
     }
     #[cfg(unix)]
     {
         tracing::warn!(
-            "the server did not exit within {EXIT_GRACE:?} of its stdin closing; sending SIGTERM"
+            "the server did not exit within {grace:?} of its stdin closing; sending SIGTERM"
         );
         // The pid is still ours: the child has not been reaped.
         let pid = child
@@ -213,7 +157,7 @@ async fn shut_down(child: &mut Child) {
             .and_then(rustix::process::Pid::from_raw);
         if let Some(pid) = pid
             && rustix::process::kill_process(pid, rustix::process::Signal::TERM).is_ok()
-            && exited(child, TERM_GRACE).await
+            && exited(child, grace).await
         {
             return;
         }
@@ -238,45 +182,6 @@ fn report_exit(status: Result<ExitStatus, String>) {
         Ok(s) if s.success() => {}
         Ok(s) => tracing::debug!("the server exited with {s}"),
         Err(e) => tracing::debug!("waiting for the server failed: {e}"),
-    }
-}
-
-struct StdioExchange {
-    id: RequestId,
-    rx: mpsc::UnboundedReceiver<Result<Incoming, ClientError>>,
-    routes: Shared,
-    out: mpsc::UnboundedSender<Bytes>,
-    done: bool,
-}
-
-impl Exchange for StdioExchange {
-    fn next(&mut self) -> BoxFuture<'_, Option<Result<Incoming, ClientError>>> {
-        Box::pin(async move {
-            if self.done {
-                return None;
-            }
-            let item = self.rx.recv().await;
-            match &item {
-                Some(Ok(Incoming::Response(_))) | Some(Err(_)) | None => self.done = true,
-                Some(Ok(Incoming::Notification { .. })) => {}
-            }
-            item
-        })
-    }
-}
-
-impl Drop for StdioExchange {
-    fn drop(&mut self) {
-        if let Ok(mut routes) = self.routes.lock() {
-            routes.pending.remove(&self.id);
-        }
-        if !self.done {
-            // Spec: basic/patterns/cancellation.mdx — on stdio the client
-            // cancels by notification.
-            let params = json!({ "requestId": self.id, "reason": "cancelled by the client" });
-            let msg = encode_notification(CancelledNotification::METHOD, Some(&params));
-            let _ = self.out.send(Bytes::from(msg));
-        }
     }
 }
 
@@ -329,94 +234,4 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, routes: Shared) {
     };
     tracing::debug!("stdio client reader stopped: {reason}");
     close_routes(&routes, reason);
-}
-
-fn close_routes(routes: &Shared, reason: String) {
-    if let Ok(mut r) = routes.lock() {
-        // Dropping the senders ends every exchange with `None`.
-        r.pending.clear();
-        r.closed.get_or_insert(reason);
-    }
-}
-
-fn route(routes: &Shared, line: &[u8]) {
-    let (incoming, id) = match decode_any(line) {
-        Ok(Decoded::Message(incoming, id)) => (incoming, id),
-        Ok(Decoded::Request(request)) => {
-            let sink = routes.lock().map(|r| r.inbound.clone());
-            if let Ok(sink) = sink {
-                sink.deliver(request);
-            }
-            return;
-        }
-        Err(e) => {
-            tracing::warn!("ignoring a message from the server: {e}");
-            return;
-        }
-    };
-    let Ok(mut r) = routes.lock() else {
-        return;
-    };
-    match &incoming {
-        Incoming::Response(_) => {
-            let Some(id) = id else {
-                tracing::warn!("the server sent an error without an id: {incoming:?}");
-                return;
-            };
-            match r.pending.remove(&id) {
-                Some(p) => {
-                    let _ = p.tx.send(Ok(incoming));
-                }
-                None => tracing::debug!("dropping a response to {id}, which is not pending"),
-            }
-        }
-        Incoming::Notification { method, params } => {
-            let target = notification_target(&r, method, params.as_ref());
-            match target.and_then(|id| r.pending.get(&id)) {
-                Some(p) => {
-                    let _ = p.tx.send(Ok(incoming));
-                }
-                None if method == LoggingMessageNotification::METHOD => {
-                    tracing::info!(target: "toolwire::client::server_log", params = ?params, "server log message");
-                }
-                None => {
-                    let Incoming::Notification { method, params } = incoming else {
-                        return;
-                    };
-                    r.inbound.deliver(Inbound::Notification { method, params });
-                }
-            }
-        }
-    }
-}
-
-/// Which pending request a notification belongs to.
-fn notification_target(r: &Routes, method: &str, params: Option<&Value>) -> Option<RequestId> {
-    if let Some(sub) = params
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(SUBSCRIPTION_ID_KEY))
-    {
-        return serde_json::from_value(sub.clone()).ok();
-    }
-    if method == CancelledNotification::METHOD {
-        // The server ends a subscription this way.
-        return params
-            .and_then(|p| p.get("requestId"))
-            .and_then(|id| serde_json::from_value(id.clone()).ok());
-    }
-    if method == ProgressNotification::METHOD {
-        let token: ProgressToken =
-            serde_json::from_value(params?.get("progressToken")?.clone()).ok()?;
-        return r
-            .pending
-            .iter()
-            .find(|(_, p)| p.progress_token.as_ref() == Some(&token))
-            .map(|(id, _)| id.clone());
-    }
-    if method == LoggingMessageNotification::METHOD {
-        let mut logging = r.pending.iter().filter(|(_, p)| p.wants_logs);
-        let first = logging.next()?;
-        return logging.next().is_none().then(|| first.0.clone());
-    }
-    None
 }

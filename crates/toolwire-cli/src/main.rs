@@ -1,5 +1,6 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod bus;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -88,6 +89,12 @@ enum Command {
         /// 0 sets no limit.
         #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
         request_timeout_ms: u64,
+        /// Share change notifications and define_tool's tools with every
+        /// replica on the same bus: redis://HOST:PORT or nats://HOST:PORT
+        /// (NATS with JetStream). Give the replicas one keyring
+        /// (TOOLWIRE_STATE_KEYS) too.
+        #[arg(long, value_name = "URL")]
+        bus: Option<String>,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -250,11 +257,23 @@ fn run() -> anyhow::Result<()> {
                 state_ttl_ms,
                 otlp,
                 request_timeout_ms,
+                bus,
             } => {
-                let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
+                let mut config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
+                let relay = match &bus {
+                    Some(url) => Some(std::sync::Arc::new(bus::connect(url).await?)),
+                    None => None,
+                };
+                if let Some(relay) = &relay {
+                    config = config.with_bus(relay.clone());
+                }
                 let server = Server::new(config);
-                demo::register(&server).context("registering the demo tools")?;
+                let shared = match &relay {
+                    Some(relay) => Some(demo::shared_tools(relay, &server).await?),
+                    None => None,
+                };
+                demo::register(&server, shared).context("registering the demo tools")?;
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
                     Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,

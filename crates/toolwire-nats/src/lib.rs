@@ -97,21 +97,9 @@ impl NatsBackend {
             .map_err(|e| nats_error("connecting", e))?;
         let js = jetstream::new(client.clone());
         let bucket = format!("{prefix}_tools");
-        let store = match tokio::time::timeout(CONNECT_TIMEOUT, js.get_key_value(&bucket)).await {
-            Ok(Ok(store)) => store,
-            _ => tokio::time::timeout(
-                CONNECT_TIMEOUT,
-                js.create_key_value(kv::Config {
-                    bucket,
-                    history: 1,
-                    storage: jetstream::stream::StorageType::File,
-                    ..Default::default()
-                }),
-            )
+        let store = tokio::time::timeout(CONNECT_TIMEOUT, bucket_store(&js, &bucket))
             .await
-            .map_err(|_| BusError::new("NATS: opening the JetStream bucket: timed out"))?
-            .map_err(|e| nats_error("opening the JetStream bucket (is JetStream enabled?)", e))?,
-        };
+            .map_err(|_| BusError::new("NATS: opening the JetStream bucket: timed out"))??;
         let subject = format!("{prefix}.events");
         let subscriber = client
             .subscribe(subject.clone())
@@ -125,6 +113,34 @@ impl NatsBackend {
             warner: Arc::new(Warner::default()),
         })
     }
+}
+
+/// Opens the key-value bucket `bucket`, creating its stream first if need
+/// be. The stream is made here, with the key-value conventions, rather than
+/// by `create_key_value`, which first asks for account details that older
+/// servers (such as Debian's 2.9) describe in a form this client refuses.
+async fn bucket_store(js: &jetstream::Context, bucket: &str) -> Result<kv::Store, BusError> {
+    let opening = |e: &dyn std::fmt::Display| {
+        nats_error(
+            "opening the JetStream bucket (is JetStream enabled, nats-server -js?)",
+            e,
+        )
+    };
+    js.get_or_create_stream(jetstream::stream::Config {
+        name: format!("KV_{bucket}"),
+        subjects: vec![format!("$KV.{bucket}.>")],
+        max_messages_per_subject: 1,
+        storage: jetstream::stream::StorageType::File,
+        allow_rollup: true,
+        deny_delete: true,
+        allow_direct: true,
+        discard: jetstream::stream::DiscardPolicy::New,
+        num_replicas: 1,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| opening(&e))?;
+    js.get_key_value(bucket).await.map_err(|e| opening(&e))
 }
 
 /// Key-value keys allow fewer characters than tool names: hex-encode.

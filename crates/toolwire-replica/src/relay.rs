@@ -148,10 +148,10 @@ impl Shared {
         if let Some(applier) = self.applier() {
             applier.reload().await;
         }
+        self.resyncs.fetch_add(1, Ordering::Relaxed);
         for list in ListChanged::ALL {
             let _ = self.local.send(list.into());
         }
-        self.resyncs.fetch_add(1, Ordering::Relaxed);
     }
 
     fn receive(&self, payload: &[u8]) -> Option<Envelope> {

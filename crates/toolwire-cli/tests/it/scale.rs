@@ -6,7 +6,6 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
 use serde_json::{Value, json};
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -15,135 +14,16 @@ use tokio::process::{Child, Command};
 use toolwire::proto::types::SubscriptionFilter;
 use toolwire::{ChangeNotification, Client, Subscription as ClientSubscription};
 
+#[path = "../../../toolwire-replica/tests/it/servers.rs"]
+mod servers;
+
+use servers::{BusServer, Engine, free_port, wait_for_port};
+
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 const KEYRING: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
 /// Within how long a change must reach every replica (the bus round trip is
 /// milliseconds; this is slack for a loaded CI machine).
 const SOON: Duration = Duration::from_secs(10);
-
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Engine {
-    Redis,
-    Nats,
-}
-
-/// A port nothing listens on right now.
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
-}
-
-async fn wait_for_port(port: u16, what: &str) {
-    let up = tokio::time::timeout(Duration::from_secs(20), async {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
-    assert!(up.is_ok(), "{what} did not listen on port {port} in time");
-}
-
-/// A scratch directory, removed on drop.
-pub(crate) struct Scratch(pub(crate) PathBuf);
-
-impl Scratch {
-    pub(crate) fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or_default();
-        let dir =
-            std::env::temp_dir().join(format!("toolwire-{tag}-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        Self(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// redis-server or nats-server (JetStream on), persisting to a scratch
-/// directory so a restart keeps the shared tools.
-pub(crate) struct BusServer {
-    engine: Engine,
-    pub(crate) port: u16,
-    dir: Scratch,
-    child: Option<Child>,
-}
-
-impl BusServer {
-    pub(crate) async fn start(engine: Engine) -> Self {
-        let mut bus = Self {
-            engine,
-            port: free_port(),
-            dir: Scratch::new("bus"),
-            child: None,
-        };
-        bus.restart().await;
-        bus
-    }
-
-    pub(crate) fn url(&self) -> String {
-        match self.engine {
-            Engine::Redis => format!("redis://127.0.0.1:{}", self.port),
-            Engine::Nats => format!("nats://127.0.0.1:{}", self.port),
-        }
-    }
-
-    /// Starts the server (again, on the same port and data).
-    pub(crate) async fn restart(&mut self) {
-        let port = self.port.to_string();
-        let dir = self.dir.0.to_str().expect("utf-8 path").to_owned();
-        let (program, args): (&str, Vec<&str>) = match self.engine {
-            Engine::Redis => (
-                "redis-server",
-                vec![
-                    "--port",
-                    &port,
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "yes",
-                    "--dir",
-                    &dir,
-                ],
-            ),
-            Engine::Nats => (
-                "nats-server",
-                vec!["-a", "127.0.0.1", "-p", &port, "-js", "-sd", &dir],
-            ),
-        };
-        let child = Command::new(program)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot run {program} ({e}); scripts/scale-install installs it")
-            });
-        self.child = Some(child);
-        wait_for_port(self.port, program).await;
-    }
-
-    /// Kills the server (as a crash would).
-    pub(crate) async fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill().await;
-        }
-    }
-}
 
 /// One `toolwire serve --http 127.0.0.1:0 --bus URL`, with what it logs.
 struct Replica {

@@ -44,7 +44,6 @@ async fn backend(url: &str, prefix: &str) -> Arc<dyn Backend> {
 fn report(what: &str, mut delays: Vec<Duration>) {
     delays.sort();
     let at = |q: f64| {
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
         let i = ((delays.len() as f64 - 1.0) * q).round() as usize;
         delays[i].as_secs_f64() * 1e3
     };
@@ -60,7 +59,9 @@ fn report(what: &str, mut delays: Vec<Duration>) {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let mut args = std::env::args().skip(1);
-    let url = args.next().unwrap_or_else(|| "redis://127.0.0.1:6379".into());
+    let url = args
+        .next()
+        .unwrap_or_else(|| "redis://127.0.0.1:6379".into());
     let n: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1000);
     let prefix = format!("bench{}", std::process::id());
 

@@ -353,3 +353,27 @@ async fn three_replicas_behind_haproxy_share_the_redis_bus() {
 async fn three_replicas_behind_haproxy_share_the_nats_bus() {
     scenario(Engine::Nats).await;
 }
+
+#[tokio::test]
+async fn an_unreachable_bus_stops_serve_with_a_clear_error() {
+    for url in [
+        format!("redis://:secret@127.0.0.1:{}", free_port()),
+        format!("nats://127.0.0.1:{}", free_port()),
+    ] {
+        let out = tokio::time::timeout(
+            Duration::from_secs(30),
+            Command::new(BIN)
+                .args(["serve", "--http", "127.0.0.1:0", "--bus", &url])
+                .stdin(Stdio::null())
+                .output(),
+        )
+        .await
+        .expect("exits in time")
+        .expect("runs");
+        assert!(!out.status.success(), "{url}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("connecting to the bus at"), "{err}");
+        assert!(!err.contains("secret"), "the password is not shown: {err}");
+        assert!(!err.contains("serving MCP"), "{err}");
+    }
+}

@@ -161,6 +161,8 @@ fn name(key: &str) -> Option<String> {
 
 struct Link {
     messages: async_nats::Subscriber,
+    /// For a round trip after a reconnection (see `incoming`).
+    store: kv::Store,
     events: mpsc::Receiver<async_nats::Event>,
     down: bool,
     warner: Arc<Warner>,
@@ -182,6 +184,7 @@ impl Backend for NatsBackend {
         };
         let link = Link {
             messages,
+            store: self.store.clone(),
             events,
             down: false,
             warner: Arc::clone(&self.warner),
@@ -204,6 +207,16 @@ impl Backend for NatsBackend {
                         }
                         async_nats::Event::Connected if link.down => {
                             link.down = false;
+                            // The client resubscribes right after it says
+                            // "connected"; one round trip on the same
+                            // connection makes sure the server has the
+                            // subscription before listeners are resynced, so
+                            // nothing published after the resync is missed.
+                            let _ = tokio::time::timeout(
+                                CONNECT_TIMEOUT,
+                                link.store.get(key("resubscribed")),
+                            )
+                            .await;
                             return Some((Incoming::Reconnected, link));
                         }
                         _ => {}

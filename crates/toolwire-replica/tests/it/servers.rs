@@ -13,12 +13,22 @@ pub(crate) enum Engine {
     Nats,
 }
 
-/// A port nothing listens on right now.
+/// A port nothing listens on right now, and never handed out before in
+/// this process: a stopped server keeps its port for its restart, and
+/// another test must not take it meanwhile.
 pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let mut handed = HANDED_OUT.lock().expect("port list");
+        if !handed.contains(&port) {
+            handed.push(port);
+            return port;
+        }
+    }
 }
 
 pub(crate) async fn wait_for_port(port: u16, what: &str) {

@@ -12,6 +12,7 @@ use toolwire::{
     ElicitAnswer, InputRequired, RegistrationError, RequestContext, Server, Tool, ToolError,
     ToolResult,
 };
+use toolwire_replica::{Relay, SharedTools, ToolFactory};
 
 /// The demo tools with a one-line summary each, for `serve --help`. A test
 /// checks this against what [`register`] registers.
@@ -163,8 +164,13 @@ struct UndefineInput {
 }
 
 /// Adds the demo tools to `server`; `define_tool` and `undefine_tool` only
-/// when `define` is set.
-pub(crate) fn register(server: &Server, define: bool) -> Result<(), RegistrationError> {
+/// when `define` is set. With `shared` (a bus is configured),
+/// `define_tool` and `undefine_tool` change the tools of every replica.
+pub(crate) fn register(
+    server: &Server,
+    shared: Option<SharedTools>,
+    define: bool,
+) -> Result<(), RegistrationError> {
     server.add_tool(
         Tool::builder("echo")
             .description("Echoes the given text back.")
@@ -213,7 +219,7 @@ pub(crate) fn register(server: &Server, define: bool) -> Result<(), Registration
             .handler(confirm_action)?,
     )?;
     if define {
-        register_define(server)?;
+        register_define(server, shared)?;
     }
     crate::demo_features::register(server)?;
     Ok(())
@@ -221,9 +227,9 @@ pub(crate) fn register(server: &Server, define: bool) -> Result<(), Registration
 
 /// `define_tool` and `undefine_tool`: any caller changes the tool list
 /// every client sees, within [`MAX_DEFINED`] tools of [`MAX_DEFINED_TEXT`].
-fn register_define(server: &Server) -> Result<(), RegistrationError> {
+fn register_define(server: &Server, shared: Option<SharedTools>) -> Result<(), RegistrationError> {
     let defined: Arc<Mutex<BTreeSet<String>>> = Arc::default();
-    let (srv, names) = (server.clone(), Arc::clone(&defined));
+    let (srv, names, on_bus) = (server.clone(), Arc::clone(&defined), shared.clone());
     server.add_tool(
         Tool::builder("define_tool")
             .description(
@@ -232,8 +238,13 @@ fn register_define(server: &Server) -> Result<(), RegistrationError> {
             )
             .input::<DefineInput>()
             .handler(move |i: DefineInput, _| {
-                let (srv, names) = (srv.clone(), Arc::clone(&names));
-                async move { define_tool(&srv, &names, i) }
+                let (srv, names, on_bus) = (srv.clone(), Arc::clone(&names), on_bus.clone());
+                async move {
+                    match on_bus {
+                        Some(shared) => define_shared(&shared, i).await,
+                        None => define_tool(&srv, &names, i),
+                    }
+                }
             })?,
     )?;
     let srv = server.clone();
@@ -245,8 +256,13 @@ fn register_define(server: &Server) -> Result<(), RegistrationError> {
             )
             .input::<UndefineInput>()
             .handler(move |i: UndefineInput, _| {
-                let (srv, names) = (srv.clone(), Arc::clone(&defined));
-                async move { undefine_tool(&srv, &names, &i.name) }
+                let (srv, names, on_bus) = (srv.clone(), Arc::clone(&defined), shared.clone());
+                async move {
+                    match on_bus {
+                        Some(shared) => undefine_shared(&shared, &i.name).await,
+                        None => undefine_tool(&srv, &names, &i.name),
+                    }
+                }
             })?,
     )?;
     Ok(())
@@ -279,8 +295,16 @@ fn define_tool(
             "at most {MAX_DEFINED} tools may be defined; undefine one first"
         )));
     }
-    let text = i.text;
-    Tool::builder(i.name.as_str())
+    answering(&i.name, i.text)
+        .and_then(|tool| server.add_tool(tool))
+        .map_err(ToolError::failed)?;
+    names.insert(i.name.clone());
+    Ok(format!("defined {}", i.name))
+}
+
+/// The tool `define_tool` registers: `name`, answering `text`.
+fn answering(name: &str, text: String) -> Result<Tool, RegistrationError> {
+    Tool::builder(name)
         .description(format!(
             "Answers {text:?} (defined at run time by define_tool)."
         ))
@@ -289,10 +313,37 @@ fn define_tool(
             let text = text.clone();
             async move { text }
         })
-        .and_then(|tool| server.add_tool(tool))
+}
+
+/// The tools `define_tool` shares through the bus at `relay`: each stored
+/// definition is `{"text": …}`, and every replica builds the same tool from
+/// it with [`answering`].
+pub(crate) async fn shared_tools(relay: &Relay, server: &Server) -> anyhow::Result<SharedTools> {
+    let factory: ToolFactory = Arc::new(|name, definition| {
+        let text = definition
+            .get("text")
+            .and_then(serde_json::Value::as_str)
+            .ok_or("the definition has no \"text\"")?;
+        answering(name, text.to_owned()).map_err(|e| e.to_string())
+    });
+    SharedTools::attach(relay, server.clone(), factory, MAX_DEFINED)
+        .await
+        .map_err(|e| anyhow::anyhow!("loading the shared tools from the bus: {e}"))
+}
+
+/// `define_tool` with a bus: on every replica.
+async fn define_shared(shared: &SharedTools, i: DefineInput) -> Result<String, ToolError> {
+    shared
+        .define(&i.name, json!({ "text": i.text }))
+        .await
         .map_err(ToolError::failed)?;
-    names.insert(i.name.clone());
     Ok(format!("defined {}", i.name))
+}
+
+/// `undefine_tool` with a bus: on every replica.
+async fn undefine_shared(shared: &SharedTools, name: &str) -> Result<String, ToolError> {
+    shared.undefine(name).await.map_err(ToolError::failed)?;
+    Ok(format!("undefined {name}"))
 }
 
 fn undefine_tool(
@@ -337,7 +388,7 @@ mod tests {
     #[test]
     fn the_help_list_matches_the_registered_tools() {
         let server = Server::new(ServerConfig::new("demo", "0"));
-        register(&server, true).expect("register");
+        register(&server, None, true).expect("register");
         let mut registered = server.tool_names();
         registered.sort();
         let mut listed: Vec<String> = TOOLS.iter().map(|(n, _)| (*n).to_owned()).collect();

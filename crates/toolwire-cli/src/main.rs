@@ -1,6 +1,7 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
 mod auth_args;
+mod bus;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -97,6 +98,12 @@ enum Command {
         auth: auth_args::AuthArgs,
         #[command(flatten)]
         guard: guard::GuardArgs,
+        /// Share change notifications and define_tool's tools with every
+        /// replica on the same bus: redis://HOST:PORT or nats://HOST:PORT
+        /// (NATS with JetStream). Give the replicas one keyring
+        /// (TOOLWIRE_STATE_KEYS) too.
+        #[arg(long, value_name = "URL")]
+        bus: Option<String>,
     },
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
@@ -266,13 +273,25 @@ fn run() -> anyhow::Result<()> {
                 request_timeout_ms,
                 auth,
                 guard,
+                bus,
             } => {
-                let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
+                let mut config = server_config(state_keys_file.as_ref(), state_ttl_ms)
                     .context("configuring requestState keys")?;
+                let relay = match &bus {
+                    Some(url) => Some(std::sync::Arc::new(bus::connect(url).await?)),
+                    None => None,
+                };
+                if let Some(relay) = &relay {
+                    config = config.with_bus(relay.clone());
+                }
                 let server = Server::new(guard.server_config(config));
                 // Over HTTP every client sees what one defines: only when asked.
                 let define = http.is_none() || guard.allow_define;
-                demo::register(&server, define).context("registering the demo tools")?;
+                let shared = match &relay {
+                    Some(relay) => Some(demo::shared_tools(relay, &server).await?),
+                    None => None,
+                };
+                demo::register(&server, shared, define).context("registering the demo tools")?;
                 let exporting = otlp.as_deref().map(otlp::install).transpose()?;
                 let served = match http {
                     Some(addr) => {

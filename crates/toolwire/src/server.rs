@@ -218,6 +218,27 @@ impl Server {
         self.unregister(&self.inner.tools, name, ListChanged::Tools)
     }
 
+    /// [`add_tool`](Self::add_tool) without publishing anything: for a
+    /// replica applying a change that another replica made and announced
+    /// on the shared bus itself (the `toolwire-replica` crate), so that
+    /// listeners hear of it once, not once per replica.
+    pub fn add_tool_unannounced(&self, tool: Tool) -> Result<(), RegistrationError> {
+        let name = tool.name().to_owned();
+        if !self.inner.tools.insert(tool) {
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::Tool,
+                name,
+            });
+        }
+        Ok(())
+    }
+
+    /// [`remove_tool`](Self::remove_tool) without publishing anything; see
+    /// [`add_tool_unannounced`](Self::add_tool_unannounced).
+    pub fn remove_tool_unannounced(&self, name: &str) -> bool {
+        self.inner.tools.remove(name)
+    }
+
     /// Names of the registered tools, in order.
     pub fn tool_names(&self) -> Vec<String> {
         self.inner.tools.names()

@@ -12,6 +12,7 @@ mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
+mod scale;
 mod stdio;
 mod support;
 mod tls;

@@ -1,0 +1,65 @@
+//! `serve --bus URL`: the notification bus and shared tool registry that
+//! replicas behind a load balancer share (Redis or NATS, issue 18).
+
+use anyhow::Context as _;
+use toolwire_replica::Relay;
+
+/// Connects to the bus at `url` (`redis://…` or `nats://…`); an unreachable
+/// bus is an error naming it (without any password in the URL).
+pub(crate) async fn connect(url: &str) -> anyhow::Result<Relay> {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    let relay = match scheme {
+        #[cfg(feature = "redis")]
+        "redis" | "rediss" => toolwire_redis::connect(url).await,
+        #[cfg(feature = "nats")]
+        "nats" => toolwire_nats::connect(url).await,
+        #[cfg(not(all(feature = "redis", feature = "nats")))]
+        "redis" | "rediss" | "nats" => anyhow::bail!(
+            "--bus {}: this toolwire was built without the `{scheme}` feature",
+            redacted(url)
+        ),
+        _ => anyhow::bail!(
+            "--bus expects redis://HOST:PORT or nats://HOST:PORT; got {:?}",
+            redacted(url)
+        ),
+    };
+    relay.with_context(|| format!("connecting to the bus at {}", redacted(url)))
+}
+
+/// `url` with any user and password replaced by `***`.
+fn redacted(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(redacted("redis://:s3cret@h:6379/0"), "redis://***@h:6379/0");
+        assert_eq!(redacted("nats://u:p@h:4222"), "nats://***@h:4222");
+        assert_eq!(redacted("nats://h:4222"), "nats://h:4222");
+        assert_eq!(redacted("h:4222"), "h:4222");
+    }
+
+    #[tokio::test]
+    async fn unknown_schemes_are_refused_clearly() {
+        let err = super::connect("amqp://u:pw@h:5672")
+            .await
+            .expect_err("refused");
+        let text = format!("{err:#}");
+        assert!(
+            text.contains("redis://HOST:PORT or nats://HOST:PORT"),
+            "{text}"
+        );
+        assert!(!text.contains("pw"), "{text}");
+    }
+}

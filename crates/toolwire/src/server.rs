@@ -197,6 +197,37 @@ impl Server {
         removed
     }
 
+    /// Replaces every tool with `tools`, in their order, at once: requests
+    /// see the old set or the new one, never a mix. Publishes
+    /// [`ListChanged::Tools`] once. On a duplicate name nothing changes.
+    ///
+    /// For a server whose tools come from elsewhere (a gateway rebuilding
+    /// its merged list); [`add_tool`](Self::add_tool) and
+    /// [`remove_tool`](Self::remove_tool) suit everything else.
+    pub fn replace_tools(&self, tools: Vec<Tool>) -> Result<(), RegistrationError> {
+        self.replace(
+            &self.inner.tools,
+            tools,
+            ListChanged::Tools,
+            EntryKind::Tool,
+        )
+    }
+
+    /// Replaces `registry`'s entries, publishing `list` once.
+    fn replace<T: Named + Clone>(
+        &self,
+        registry: &Registry<T>,
+        items: Vec<T>,
+        list: ListChanged,
+        kind: EntryKind,
+    ) -> Result<(), RegistrationError> {
+        registry
+            .replace(items)
+            .map_err(|name| RegistrationError::Duplicate { kind, name })?;
+        self.publish(list.into());
+        Ok(())
+    }
+
     /// Builder-style [`add_tool`](Self::add_tool).
     pub fn with_tool(self, tool: Tool) -> Result<Self, RegistrationError> {
         self.add_tool(tool)?;

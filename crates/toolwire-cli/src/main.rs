@@ -3,6 +3,7 @@
 mod client_cmd;
 mod demo;
 mod demo_features;
+mod gateway_cmd;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -61,34 +62,11 @@ enum Command {
     /// Serve the demo tools (listed below), a resource, a resource
     /// template and a prompt over stdio, or over Streamable HTTP with
     /// `--http`.
-    Serve {
-        /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
-        /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
-        #[arg(long, value_name = "ADDR")]
-        http: Option<String>,
-        /// The MCP endpoint path for `--http`.
-        #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
-        path: String,
-        /// Read the requestState keyring from FILE: base64 32-byte keys, one
-        /// per line, the first for sealing. Without it, TOOLWIRE_STATE_KEYS
-        /// (comma-separated) is used, or else a random key per process.
-        #[arg(long, value_name = "FILE")]
-        state_keys_file: Option<PathBuf>,
-        /// How long a sealed requestState stays valid, in milliseconds.
-        #[arg(long, value_name = "MS", default_value_t = 600_000)]
-        state_ttl_ms: u64,
-        /// Export one OpenTelemetry span per request over OTLP/HTTP
-        /// (protobuf) to URL, a collector's base URL such as
-        /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
-        /// `_meta` traceparent is its parent. Needs the `otel` build feature.
-        #[arg(long, value_name = "URL")]
-        otlp: Option<String>,
-        /// With `--http`: how long one request may run before it is
-        /// cancelled and answered with a timeout error, in milliseconds;
-        /// 0 sets no limit.
-        #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
-        request_timeout_ms: u64,
-    },
+    Serve(ServeOptions),
+    /// Serve many MCP servers as one, with namespaced names, from a TOML
+    /// configuration (see the README's Gateway section); `gateway check`
+    /// prints the merged tool table and what model providers would reject.
+    Gateway(gateway_cmd::GatewayArgs),
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
     Discover(client_cmd::DiscoverArgs),
@@ -112,20 +90,49 @@ enum Command {
     Listen(client_cmd::ListenArgs),
 }
 
+/// How `serve` (and `gateway`) serve: stdio, or Streamable HTTP with
+/// `--http`, and the server settings they share.
+#[derive(clap::Args)]
+struct ServeOptions {
+    /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
+    /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// The MCP endpoint path for `--http`.
+    #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
+    path: String,
+    /// Read the requestState keyring from FILE: base64 32-byte keys, one
+    /// per line, the first for sealing. Without it, TOOLWIRE_STATE_KEYS
+    /// (comma-separated) is used, or else a random key per process.
+    #[arg(long, value_name = "FILE")]
+    state_keys_file: Option<PathBuf>,
+    /// How long a sealed requestState stays valid, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 600_000)]
+    state_ttl_ms: u64,
+    /// Export one OpenTelemetry span per request over OTLP/HTTP
+    /// (protobuf) to URL, a collector's base URL such as
+    /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
+    /// `_meta` traceparent is its parent. Needs the `otel` build feature.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// With `--http`: how long one request may run before it is
+    /// cancelled and answered with a timeout error, in milliseconds;
+    /// 0 sets no limit.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
+    request_timeout_ms: u64,
+}
+
 /// `toolwire serve --http`'s default request timeout: two minutes, so that a
 /// held call (such as a long `countdown`) cannot keep its slot for as long
 /// as the tool allows.
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 120_000;
 
-/// The server configuration for `serve`: the demo identity plus the
-/// requestState keyring and lifetime.
-fn server_config(
-    state_keys_file: Option<&PathBuf>,
-    state_ttl_ms: u64,
-) -> anyhow::Result<ServerConfig> {
-    let mut config = ServerConfig::new("toolwire-demo", env!("CARGO_PKG_VERSION"))
-        .with_state_ttl(Duration::from_millis(state_ttl_ms));
-    let keys = match state_keys_file {
+/// The server configuration for `serve` and `gateway`: the identity plus
+/// the requestState keyring and lifetime.
+fn server_config(name: &str, options: &ServeOptions) -> anyhow::Result<ServerConfig> {
+    let mut config = ServerConfig::new(name, env!("CARGO_PKG_VERSION"))
+        .with_state_ttl(Duration::from_millis(options.state_ttl_ms));
+    let keys = match &options.state_keys_file {
         Some(file) => Some(StateKeys::from_file(file)?),
         None => StateKeys::from_env(STATE_KEYS_ENV)?,
     };
@@ -133,6 +140,30 @@ fn server_config(
         config = config.with_state_keys(keys);
     }
     Ok(config)
+}
+
+/// Serves `server` as `options` say (stdio, or HTTP with `--http`), with
+/// the OTLP export if asked for, until the input closes or a signal.
+async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
+    let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
+    let served = match &options.http {
+        Some(addr) => serve_http(server, addr, &options.path, options.request_timeout_ms).await,
+        None => {
+            // A person at a terminal would otherwise see nothing and think
+            // it hung; a client piping stdin needs no such line (and stdout
+            // stays the protocol's alone).
+            if std::io::stdin().is_terminal() {
+                eprintln!(
+                    "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
+                );
+            }
+            serve_stdio(server).await
+        }
+    };
+    if let Some(exporting) = exporting {
+        exporting.shutdown().await;
+    }
+    served
 }
 
 /// Serves stdio until stdin closes, or until SIGINT/SIGTERM starts a
@@ -243,38 +274,14 @@ fn run() -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     let result = rt.block_on(async {
         match cli.command {
-            Command::Serve {
-                http,
-                path,
-                state_keys_file,
-                state_ttl_ms,
-                otlp,
-                request_timeout_ms,
-            } => {
-                let config = server_config(state_keys_file.as_ref(), state_ttl_ms)
+            Command::Serve(options) => {
+                let config = server_config("toolwire-demo", &options)
                     .context("configuring requestState keys")?;
                 let server = Server::new(config);
                 demo::register(&server).context("registering the demo tools")?;
-                let exporting = otlp.as_deref().map(otlp::install).transpose()?;
-                let served = match http {
-                    Some(addr) => serve_http(server, &addr, &path, request_timeout_ms).await,
-                    None => {
-                        // A person at a terminal would otherwise see nothing
-                        // and think it hung; a client piping stdin needs no
-                        // such line (and stdout stays the protocol's alone).
-                        if std::io::stdin().is_terminal() {
-                            eprintln!(
-                                "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
-                            );
-                        }
-                        serve_stdio(server).await
-                    }
-                };
-                if let Some(exporting) = exporting {
-                    exporting.shutdown().await;
-                }
-                served
+                serve(server, &options).await
             }
+            Command::Gateway(args) => gateway_cmd::run(args).await,
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,
             Command::Call(args) => client_cmd::call(args).await,

@@ -13,7 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolwire::proto::types::{CacheScope, SubscriptionFilter};
-use toolwire::{Prompt, Server, ServerConfig, Tool};
+use toolwire::{HandlerError, Prompt, Resource, Server, ServerConfig, Tool};
+
+/// The gateway's own resource: its health as JSON (`toolwire read
+/// gateway://health`).
+pub const HEALTH_URI: &str = "gateway://health";
 
 /// How often a supervisor checks that a stdio upstream is still alive.
 const LIVENESS_TICK: Duration = Duration::from_millis(250);
@@ -128,6 +132,7 @@ impl Gateway {
                 stop: CancellationToken::new(),
             }),
         };
+        gateway.add_health_resource();
         for (i, listing) in listings.iter().enumerate() {
             if let Some(listing) = listing {
                 gateway.set_part(i, listing);
@@ -202,12 +207,40 @@ impl Gateway {
         hex(&hash.finalize())
     }
 
+    /// [`HEALTH_URI`]: the upstreams' health and the tool list's
+    /// fingerprint as JSON, never cached.
+    fn add_health_resource(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let resource = Resource::builder(HEALTH_URI, "gateway-health")
+            .description("The gateway's upstreams (state, restarts, era, tools) and its tool list's fingerprint")
+            .mime_type("application/json")
+            .ttl(Duration::ZERO)
+            .cache_scope(CacheScope::Private)
+            .handler(move |_cx| {
+                let gateway = weak.upgrade().map(|inner| Gateway { inner });
+                async move {
+                    let Some(gateway) = gateway else {
+                        return Err(HandlerError::failed("the gateway is closed"));
+                    };
+                    let report = serde_json::json!({
+                        "upstreams": gateway.health(),
+                        "toolsFingerprint": gateway.tools_fingerprint(),
+                    });
+                    Ok(report.to_string())
+                }
+            });
+        match resource.map(|r| self.inner.server.add_resource(r)) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) | Err(e) => tracing::error!("the health resource was refused: {e}"),
+        }
+    }
+
     /// Stops the supervisors and closes every upstream connection (stdio
     /// upstreams are shut down).
     pub async fn close(&self) {
         self.inner.stop.cancel();
         for link in &self.inner.links {
-            link.mark_down("the gateway closed").await;
+            link.shut().await;
         }
     }
 

@@ -170,6 +170,14 @@ impl Link {
         }
     }
 
+    /// Closes the client for good (the gateway is closing).
+    pub(crate) async fn shut(&self) {
+        let client = self.client.write().ok().and_then(|mut c| c.take());
+        if let Some(client) = client {
+            let _ = client.close().await;
+        }
+    }
+
     pub(crate) fn note_restart(&self) {
         self.update_health(|h| h.restarts = h.restarts.saturating_add(1));
     }

@@ -97,7 +97,7 @@ async fn call_tool(
         Ok(ResultOrInputRequired::InputRequired(ir)) => {
             Ok(HandlerOutput::InputRequired(relay_input(link, ir)))
         }
-        Err(e) => failure(link, &client, e).map(|text| ToolResult::error_text(text)),
+        Err(e) => failure(link, &client, e).map(ToolResult::error_text),
     }
 }
 

@@ -5,6 +5,7 @@ mod client;
 mod demo_inputs;
 mod era;
 mod features;
+mod gateway;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]

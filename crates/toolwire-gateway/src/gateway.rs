@@ -6,12 +6,13 @@ use crate::GatewayError;
 use crate::config::{GatewayConfig, Namespace};
 use crate::names::{self, NameProblem, Naming};
 use crate::proxy;
-use crate::upstream::{Link, Listing, UpstreamHealth, backoff};
+use crate::upstream::{Link, Listing, UpstreamHealth, UpstreamState, backoff};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use toolwire::proto::ErrorObject;
 use toolwire::proto::types::{CacheScope, SubscriptionFilter};
 use toolwire::{HandlerError, Prompt, Resource, Server, ServerConfig, Tool};
 
@@ -64,6 +65,8 @@ struct Inner {
     server: Server,
     links: Vec<Arc<Link>>,
     naming: Naming,
+    /// Lists fail while any upstream is down.
+    fail_closed: bool,
     /// Each upstream's current entries, by upstream index.
     parts: Mutex<Parts>,
     stop: CancellationToken,
@@ -129,6 +132,7 @@ impl Gateway {
                     problems: Vec::new(),
                 }),
                 links,
+                fail_closed: config.fail_closed(),
                 stop: CancellationToken::new(),
             }),
         };
@@ -336,6 +340,8 @@ impl Inner {
             .problems
             .retain(|p| !matches!(p, NameProblem::Collision { .. }));
         parts.problems.extend(collisions);
+        drop(parts);
+        self.apply_fail_closed();
         // Names are unique by construction, so neither call can fail.
         if let Err(e) = self.server.replace_tools(tools) {
             tracing::error!("merged tool list refused: {e}");
@@ -343,6 +349,26 @@ impl Inner {
         if let Err(e) = self.server.replace_prompts(prompts) {
             tracing::error!("merged prompt list refused: {e}");
         }
+    }
+
+    /// With `fail_closed`, lists fail while an upstream is down, naming it.
+    fn apply_fail_closed(&self) {
+        if !self.fail_closed {
+            return;
+        }
+        let down: Vec<String> = self
+            .links
+            .iter()
+            .filter(|l| l.health().state != UpstreamState::Up)
+            .map(|l| l.down_reason())
+            .collect();
+        let error = (!down.is_empty()).then(|| {
+            ErrorObject::internal(format!(
+                "the list is incomplete (fail_closed): {}",
+                down.join("; ")
+            ))
+        });
+        self.server.set_list_failure(error);
     }
 
     fn refresh(&self, i: usize, listing: &Listing) {
@@ -417,7 +443,12 @@ async fn supervise(gateway: std::sync::Weak<Inner>, i: usize, link: Arc<Link>, m
         match stdio_lost {
             Some(lost) => {
                 // The stdio process is gone: its tools go until it is back.
-                link.mark_down(&format!("{why} ({lost})")).await;
+                let why = if why == lost {
+                    why
+                } else {
+                    format!("{why} ({lost})")
+                };
+                link.mark_down(&why).await;
                 if let Some(g) = gateway.upgrade() {
                     g.clear(i);
                 }

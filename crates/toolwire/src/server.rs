@@ -33,8 +33,9 @@ use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::Tool;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
+use toolwire_proto::ErrorObject;
 
 impl Named for Tool {
     fn name(&self) -> &str {
@@ -114,6 +115,10 @@ pub(crate) struct ServerInner {
     pub(crate) closing: CancellationToken,
     /// Open listen streams.
     pub(crate) listeners: AtomicUsize,
+    /// Set while [`Server::set_list_failure`] holds an error: list
+    /// requests read only this flag until then.
+    pub(crate) list_failing: AtomicBool,
+    pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -146,6 +151,8 @@ impl Server {
                 discover: std::sync::OnceLock::new(),
                 closing: CancellationToken::new(),
                 listeners: AtomicUsize::new(0),
+                list_failing: AtomicBool::new(false),
+                list_failure: std::sync::RwLock::new(None),
             }),
         }
     }
@@ -259,6 +266,31 @@ impl Server {
     /// The notification bus.
     pub fn notification_bus(&self) -> &Arc<dyn NotificationBus> {
         &self.inner.bus
+    }
+
+    /// Makes every list request (`tools/list`, `prompts/list`,
+    /// `resources/list`, `resources/templates/list`) fail with `error`
+    /// until called again with `None`. For a server that knows its lists
+    /// are incomplete and must not serve them so: a fail-closed gateway
+    /// with an upstream down.
+    pub fn set_list_failure(&self, error: Option<ErrorObject>) {
+        let failing = error.is_some();
+        match self.inner.list_failure.write() {
+            Ok(mut e) => *e = error,
+            Err(p) => *p.into_inner() = error,
+        }
+        self.inner.list_failing.store(failing, Ordering::Release);
+    }
+
+    /// The error list requests fail with, while one is set.
+    pub(crate) fn list_failure(&self) -> Option<ErrorObject> {
+        if !self.inner.list_failing.load(Ordering::Acquire) {
+            return None;
+        }
+        match self.inner.list_failure.read() {
+            Ok(e) => e.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// Starts a graceful shutdown: every open `subscriptions/listen` stream

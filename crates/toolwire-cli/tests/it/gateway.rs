@@ -538,3 +538,38 @@ async fn check_prints_the_table_and_what_dialects_reject() {
     assert!(ok, "{out}{err}");
     assert!(out.contains("7 tools, about "), "{out}");
 }
+
+#[tokio::test]
+async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
+    // A port nothing listens on: connections are refused.
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr")
+    };
+    let down = format!("[upstreams.gone]\nurl = \"http://{closed}/mcp\"\n");
+    let dir = scratch("failclosed");
+    let open = write_config(&dir, &format!("{}{down}", stdio_upstream("demo")));
+    let mut gw = gateway(&open);
+    let list = gw.call(1, "tools/list", json!({})).await;
+    assert_eq!(names(&list).len(), 7, "demo's tools only: {list}");
+    let closed_config = dir.join("closed.toml");
+    std::fs::write(
+        &closed_config,
+        format!("fail_closed = true\n{}{down}", stdio_upstream("demo")),
+    )
+    .expect("write");
+    let mut gw = gateway(&closed_config.display().to_string());
+    let list = gw.call(1, "tools/list", json!({})).await;
+    assert_eq!(list["error"]["code"], -32603, "{list}");
+    let message = list["error"]["message"].as_str().expect("message");
+    assert!(message.contains("\"gone\""), "{message}");
+    // Calls to the healthy upstream still work.
+    let r = gw
+        .call(
+            2,
+            "tools/call",
+            json!({"name": "demo__echo", "arguments": {"text": "still"}}),
+        )
+        .await;
+    assert_eq!(r["result"]["content"][0]["text"], "still", "{r}");
+}

@@ -44,6 +44,9 @@ pub(crate) fn list_page<T: Named, R: serde::Serialize>(
     cursor: Option<&str>,
     build: impl Fn(&[T], Option<String>) -> R,
 ) -> Outcome {
+    if let Some(e) = server.list_failure() {
+        return Outcome::error(e);
+    }
     // A page size of 0 is refused when the configuration is set; guard the
     // division anyway, since no value may make a request panic.
     let page_size = page_size.max(1);

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use toolwire::proto::ErrorObject;
 use toolwire::proto::types::{CacheScope, SubscriptionFilter};
-use toolwire::{HandlerError, Prompt, Resource, Server, ServerConfig, Tool};
+use toolwire::{HandlerError, Prompt, Resource, ResourceTemplate, Server, ServerConfig, Tool};
 
 /// The gateway's own resource: its health as JSON (`toolwire read
 /// gateway://health`).
@@ -76,6 +76,10 @@ struct Inner {
 struct Parts {
     tools: Vec<Vec<Tool>>,
     prompts: Vec<Vec<Prompt>>,
+    resources: Vec<Vec<Resource>>,
+    templates: Vec<Vec<ResourceTemplate>>,
+    /// The gateway's own resources, first in the resource list.
+    own: Vec<Resource>,
     problems: Vec<NameProblem>,
 }
 
@@ -129,6 +133,9 @@ impl Gateway {
                 parts: Mutex::new(Parts {
                     tools: vec![Vec::new(); links.len()],
                     prompts: vec![Vec::new(); links.len()],
+                    resources: vec![Vec::new(); links.len()],
+                    templates: vec![Vec::new(); links.len()],
+                    own: Vec::new(),
                     problems: Vec::new(),
                 }),
                 links,
@@ -233,9 +240,13 @@ impl Gateway {
                     Ok(report.to_string())
                 }
             });
-        match resource.map(|r| self.inner.server.add_resource(r)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) | Err(e) => tracing::error!("the health resource was refused: {e}"),
+        match resource {
+            Ok(r) => {
+                if let Ok(mut parts) = self.inner.parts.lock() {
+                    parts.own.push(r);
+                }
+            }
+            Err(e) => tracing::error!("the health resource was refused: {e}"),
         }
     }
 
@@ -285,10 +296,31 @@ impl Inner {
                 Err(e) => tracing::warn!(upstream = up.key, "tool {:?} left out: {e}", def.name),
             }
         }
+        let space = proxy::UriSpace::new(
+            (self.naming.mode == Namespace::Always).then_some(up.prefix.as_str()),
+        );
+        let mut resources = Vec::new();
+        for def in &listing.resources {
+            match proxy::resource(link, def, &space) {
+                Ok(r) => resources.push(r),
+                Err(e) => tracing::warn!(upstream = up.key, "resource {:?} left out: {e}", def.uri),
+            }
+        }
+        let mut templates = Vec::new();
+        for def in &listing.templates {
+            match proxy::template(link, def, &space, listing.completions) {
+                Ok(t) => templates.push(t),
+                Err(e) => tracing::warn!(
+                    upstream = up.key,
+                    "resource template {:?} left out: {e}",
+                    def.uri_template
+                ),
+            }
+        }
         let mut prompts = Vec::new();
         for def in &listing.prompts {
             let exposed = self.naming.exposed(up, &def.name);
-            match proxy::prompt(link, def, &exposed) {
+            match proxy::prompt(link, def, &exposed, listing.completions) {
                 Ok(p) => prompts.push(p),
                 Err(e) => tracing::warn!(upstream = up.key, "prompt {:?} left out: {e}", def.name),
             }
@@ -297,6 +329,8 @@ impl Inner {
         if let Ok(mut parts) = self.parts.lock() {
             parts.tools[i] = tools;
             parts.prompts[i] = prompts;
+            parts.resources[i] = resources;
+            parts.templates[i] = templates;
             parts
                 .problems
                 .retain(|p| !matches!(p, NameProblem::Invalid { upstream, .. } | NameProblem::TooLong { upstream, .. } if *upstream == up.key));
@@ -336,18 +370,68 @@ impl Inner {
             .filter(|p| seen.insert(p.name().to_owned()))
             .cloned()
             .collect();
+        let mut seen = std::collections::HashSet::new();
+        let resources: Vec<Resource> = parts
+            .own
+            .iter()
+            .chain(parts.resources.iter().flatten())
+            .filter(|r| seen.insert(r.uri().to_owned()))
+            .cloned()
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        let templates: Vec<ResourceTemplate> = parts
+            .templates
+            .iter()
+            .flatten()
+            .filter(|t| seen.insert(t.uri_template().to_owned()))
+            .cloned()
+            .collect();
         parts
             .problems
             .retain(|p| !matches!(p, NameProblem::Collision { .. }));
         parts.problems.extend(collisions);
         drop(parts);
         self.apply_fail_closed();
-        // Names are unique by construction, so neither call can fail.
-        if let Err(e) = self.server.replace_tools(tools) {
+        // Names are unique by construction, so no call can fail. A list
+        // whose definitions did not change is left alone, so listeners hear
+        // only of real changes.
+        let server = &self.server;
+        let same_tools = {
+            let now = server.tool_names();
+            now.len() == tools.len()
+                && tools.iter().zip(&now).all(|(t, n)| {
+                    server
+                        .tool(n)
+                        .is_some_and(|old| old.definition() == t.definition())
+                })
+        };
+        if !same_tools && let Err(e) = server.replace_tools(tools) {
             tracing::error!("merged tool list refused: {e}");
         }
-        if let Err(e) = self.server.replace_prompts(prompts) {
+        let same_prompts = {
+            let now = server.prompt_names();
+            now.len() == prompts.len()
+                && prompts.iter().zip(&now).all(|(p, n)| {
+                    server
+                        .prompt(n)
+                        .is_some_and(|old| old.definition() == p.definition())
+                })
+        };
+        if !same_prompts && let Err(e) = server.replace_prompts(prompts) {
             tracing::error!("merged prompt list refused: {e}");
+        }
+        let same_resources = server.resource_uris()
+            == resources
+                .iter()
+                .map(|r| r.uri().to_owned())
+                .collect::<Vec<_>>()
+            && server.resource_template_uris()
+                == templates
+                    .iter()
+                    .map(|t| t.uri_template().to_owned())
+                    .collect::<Vec<_>>();
+        if !same_resources && let Err(e) = server.replace_resources(resources, templates) {
+            tracing::error!("merged resource list refused: {e}");
         }
     }
 
@@ -494,6 +578,7 @@ async fn follow(
     let filter = SubscriptionFilter {
         tools_list_changed: Some(true),
         prompts_list_changed: Some(true),
+        resources_list_changed: Some(true),
         ..SubscriptionFilter::default()
     };
     let mut subscription = match client.listen(filter).await {

@@ -5,6 +5,10 @@
 //! upstream's `input_required` goes downstream with the upstream's state
 //! wrapped in the gateway's own sealed `requestState`.
 
+mod resources;
+
+pub(crate) use resources::{UriSpace, resource, template};
+
 use crate::upstream::Link;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -106,6 +110,7 @@ pub(crate) fn prompt(
     link: &Arc<Link>,
     def: &PromptDefinition,
     exposed: &str,
+    completes: bool,
 ) -> Result<Prompt, RegistrationError> {
     let mut builder = Prompt::builder(exposed);
     if let Some(title) = &def.title {
@@ -116,6 +121,10 @@ pub(crate) fn prompt(
     }
     for argument in def.arguments.iter().flatten() {
         builder = builder.argument(argument.clone());
+        if completes {
+            let reference = serde_json::json!({"type": "ref/prompt", "name": def.name});
+            builder = builder.complete(&argument.name, resources::completer(link, reference));
+        }
     }
     for icon in def.icons.iter().flatten() {
         builder = builder.icon(icon.clone());

@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwire::proto::types::{
-    CacheScope, Implementation, ListToolsRequest, PaginatedRequestParams, Prompt, Tool,
+    CacheScope, Implementation, ListToolsRequest, PaginatedRequestParams, Prompt, Resource,
+    ResourceTemplate, Tool,
 };
 use toolwire::{Client, ClientBuilder, ClientError, ProtocolEra, RequestOptions};
 
@@ -48,6 +49,10 @@ pub struct UpstreamHealth {
 pub(crate) struct Listing {
     pub(crate) tools: Vec<Tool>,
     pub(crate) prompts: Vec<Prompt>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+    /// Whether the upstream offers completion.
+    pub(crate) completions: bool,
     /// `ttlMs` of the tool list, if the upstream is modern.
     pub(crate) ttl_ms: Option<u64>,
     /// Whether any of its lists is `private`.
@@ -251,6 +256,11 @@ async fn list(client: &Client) -> Result<Listing, ClientError> {
     if declares(client, "prompts").await {
         listing.prompts = client.list_prompts().await?;
     }
+    if declares(client, "resources").await {
+        listing.resources = client.list_resources().await?;
+        listing.templates = client.list_resource_templates().await?;
+    }
+    listing.completions = declares(client, "completions").await;
     Ok(listing)
 }
 

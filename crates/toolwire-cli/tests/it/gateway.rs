@@ -573,3 +573,84 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
         .await;
     assert_eq!(r["result"]["content"][0]["text"], "still", "{r}");
 }
+
+#[tokio::test]
+async fn resources_templates_and_completion_are_namespaced_and_routed() {
+    let dir = scratch("resources");
+    let config = write_config(
+        &dir,
+        &format!("{}{}", stdio_upstream("demo"), stdio_upstream("two")),
+    );
+    let mut gw = gateway(&config);
+    let list = gw.call(1, "resources/list", json!({})).await;
+    let uris: Vec<&str> = list["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .map(|r| r["uri"].as_str().expect("uri"))
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "gateway://health",
+            "gateway://demo/demo://readme",
+            "gateway://two/demo://readme"
+        ]
+    );
+    let templates = gw.call(2, "resources/templates/list", json!({})).await;
+    assert_eq!(
+        templates["result"]["resourceTemplates"][1]["uriTemplate"],
+        "gateway://two/demo://greeting/{name}",
+        "{templates}"
+    );
+    let r = gw
+        .call(
+            3,
+            "resources/read",
+            json!({"uri": "gateway://two/demo://greeting/ann"}),
+        )
+        .await;
+    let contents = &r["result"]["contents"][0];
+    assert_eq!(contents["text"], "Hello, ann!", "{r}");
+    assert_eq!(
+        contents["uri"], "gateway://two/demo://greeting/ann",
+        "contents carry the exposed URI"
+    );
+    let r = gw
+        .call(
+            4,
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/resource", "uri": "gateway://demo/demo://greeting/{name}"},
+                "argument": {"name": "name", "value": "al"}
+            }),
+        )
+        .await;
+    assert_eq!(
+        r["result"]["completion"]["values"],
+        json!(["alice", "albert"]),
+        "{r}"
+    );
+    let r = gw
+        .call(
+            5,
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/prompt", "name": "two__greet"},
+                "argument": {"name": "name", "value": "b"}
+            }),
+        )
+        .await;
+    assert_eq!(r["result"]["completion"]["values"], json!(["bob"]), "{r}");
+    let r = gw
+        .call(
+            6,
+            "prompts/get",
+            json!({"name": "two__greet", "arguments": {"name": "ann"}}),
+        )
+        .await;
+    let text = r["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(text.contains("ann"), "{text}");
+}

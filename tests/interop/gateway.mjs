@@ -168,6 +168,16 @@ try {
     assert.equal(onlyText(r), 'not confirmed: deploy');
   });
 
+  await checks.check("a legacy upstream's own elicitation/create reaches the client, accepted and declined", async () => {
+    client.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const yes = await client.callTool({ name: 'ts__confirm', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(onlyText(yes), 'confirmed: deploy');
+    client.answer = async () => ({ action: 'decline' });
+    const no = await client.callTool({ name: 'ts__confirm', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(no.isError, true);
+    assert.equal(onlyText(no), 'not confirmed: deploy');
+  });
+
   await checks.check("a legacy upstream's list change reaches the client, and the new tool works", async () => {
     const before = client.listChanges.length;
     const r = await client.callTool({ name: 'ts__define', arguments: { name: 'fresh' } }, undefined, opts);
@@ -207,6 +217,12 @@ try {
       assert.deepEqual(a[key], b[key], key);
     }
     assert.deepEqual(JSON.parse(a.content[0].text), { sum: 5 });
+  });
+
+  await checks.check("toolwire call (modern): a legacy TS upstream's elicitation as input_required", async () => {
+    const yes = await run(['call', gatewayUrl, 'tshttp__confirm', 'action=go', '--input', '*={"confirm":true}']);
+    assert.ok(yes.ok, yes.stderr);
+    assert.equal(yes.stdout.trim(), 'confirmed: go');
   });
 
   await checks.check('toolwire call (modern): confirm_action accepted and declined', async () => {

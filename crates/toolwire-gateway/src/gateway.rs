@@ -171,13 +171,22 @@ impl Gateway {
             gateway.close().await;
             return Err(e);
         }
+        // Serving starts once every reachable upstream's change relay is
+        // open, so no change made through the gateway can be missed.
+        let mut ready = Vec::new();
         for (i, link) in gateway.inner.links.iter().enumerate() {
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            ready.push(rx);
             tokio::spawn(supervise(
                 Arc::downgrade(&gateway.inner),
                 i,
                 Arc::clone(link),
                 listings[i].is_some(),
+                tx,
             ));
+        }
+        for rx in ready {
+            let _ = rx.await;
         }
         Ok(gateway)
     }
@@ -491,7 +500,17 @@ async fn futures_join(links: &[Arc<Link>]) -> Vec<Option<Listing>> {
 
 /// Keeps upstream `i` current until the gateway stops: follows its list
 /// changes, and brings it back with backoff when it goes down.
-async fn supervise(gateway: std::sync::Weak<Inner>, i: usize, link: Arc<Link>, mut up: bool) {
+async fn supervise(
+    gateway: std::sync::Weak<Inner>,
+    i: usize,
+    link: Arc<Link>,
+    mut up: bool,
+    ready: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut ready = Some(ready);
+    if !up && let Some(r) = ready.take() {
+        let _ = r.send(());
+    }
     let mut attempt: u32 = 0;
     loop {
         let Some(stop) = gateway.upgrade().map(|g| g.stop.clone()) else {
@@ -521,7 +540,7 @@ async fn supervise(gateway: std::sync::Weak<Inner>, i: usize, link: Arc<Link>, m
             }
         }
         // Up: follow the upstream's list changes until the relay breaks.
-        let why = follow(&gateway, i, &link, &stop).await;
+        let why = follow(&gateway, i, &link, &stop, ready.take()).await;
         let Some(why) = why else { return };
         let stdio_lost = link.client().and_then(|c| c.connection_lost());
         match stdio_lost {
@@ -573,6 +592,7 @@ async fn follow(
     i: usize,
     link: &Link,
     stop: &CancellationToken,
+    ready: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> Option<String> {
     let client = link.client()?;
     let filter = SubscriptionFilter {
@@ -589,6 +609,15 @@ async fn follow(
             None
         }
     };
+    // What changed before the relay opened (since the listing that
+    // brought the upstream up) is caught by listing once more.
+    match link.relist().await {
+        Ok(listing) => gateway.upgrade()?.refresh(i, &listing),
+        Err(e) => return Some(format!("listing after the relay opened failed: {e}")),
+    }
+    if let Some(r) = ready {
+        let _ = r.send(());
+    }
     let mut tick = tokio::time::interval(LIVENESS_TICK);
     loop {
         let next = async {

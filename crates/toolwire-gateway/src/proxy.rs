@@ -5,7 +5,10 @@
 //! upstream's `input_required` goes downstream with the upstream's state
 //! wrapped in the gateway's own sealed `requestState`.
 
+mod held;
 mod resources;
+
+pub(crate) use held::Holds;
 
 pub(crate) use resources::{UriSpace, resource, template};
 
@@ -34,6 +37,10 @@ struct Relay {
     /// The upstream's `requestState`, if it gave one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     s: Option<String>,
+    /// A legacy upstream's call held open in this replica, waiting for
+    /// the answer to its elicitation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    h: Option<u64>,
 }
 
 /// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`.
@@ -77,13 +84,16 @@ async fn call_tool(
     args: Value,
     cx: &RequestContext,
 ) -> Result<ToolResult, HandlerError> {
-    let state = relay_state(link, cx)?;
+    let (state, hold) = relay_round(link, cx)?;
     let Some(client) = link.client() else {
         return Ok(ToolResult::error_text(link.down_reason()));
     };
     let mut call = ToolCall::new(name)
         .with_arguments(args)
         .with_options(options(link, cx));
+    if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
+        return held::call(link, client, call, hold, cx).await;
+    }
     if let Some(r) = cx.input_responses() {
         call = call.with_input_responses(r.clone());
     }
@@ -171,9 +181,17 @@ async fn get_prompt(
 /// The upstream's state from the round's sealed state, checked to belong
 /// to `link`.
 fn relay_state(link: &Link, cx: &RequestContext) -> Result<Option<String>, HandlerError> {
+    relay_round(link, cx).map(|(s, _)| s)
+}
+
+/// The upstream's state and the held call, if any, of this round.
+fn relay_round(
+    link: &Link,
+    cx: &RequestContext,
+) -> Result<(Option<String>, Option<u64>), HandlerError> {
     match cx.state::<Relay>()? {
-        None => Ok(None),
-        Some(r) if r.u == link.name() => Ok(r.s),
+        None => Ok((None, None)),
+        Some(r) if r.u == link.name() => Ok((r.s, r.h)),
         Some(r) => Err(HandlerError::invalid_params(format!(
             "requestState belongs to upstream {:?}, not {:?}",
             r.u,
@@ -214,6 +232,7 @@ fn relay_input(link: &Link, ir: InputRequiredResult) -> InputRequired {
     out.with_state(&Relay {
         u: link.name().to_owned(),
         s: ir.request_state,
+        h: None,
     })
 }
 

@@ -2,6 +2,7 @@
 //! respawned with backoff), what it lists, and its health.
 
 use crate::config::{Endpoint, Upstream};
+use crate::proxy::Holds;
 use serde::Serialize;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use toolwire::proto::types::{
     CacheScope, Implementation, ListToolsRequest, PaginatedRequestParams, Prompt, Resource,
     ResourceTemplate, Tool,
 };
-use toolwire::{Client, ClientBuilder, ClientError, ProtocolEra, RequestOptions};
+use toolwire::{Client, ClientBuilder, ClientError, ProtocolEra, ProtocolMode, RequestOptions};
 
 /// Most pages one upstream listing walks.
 const MAX_PAGES: usize = 100;
@@ -66,6 +67,8 @@ pub(crate) struct Link {
     health: Mutex<UpstreamHealth>,
     /// Woken by a call that found the connection gone.
     pub(crate) broken: Notify,
+    /// A legacy upstream's calls held open for a downstream answer.
+    pub(crate) holds: Arc<Holds>,
 }
 
 impl Link {
@@ -82,6 +85,7 @@ impl Link {
             spec,
             client: RwLock::new(None),
             broken: Notify::new(),
+            holds: Arc::default(),
         })
     }
 
@@ -203,6 +207,15 @@ impl Link {
                 icons: None,
                 website_url: None,
             });
+        if self.spec.mode != ProtocolMode::Modern {
+            // A legacy upstream asks for input with its own requests; the
+            // held-call relay turns them into `input_required` downstream.
+            let holds = Arc::clone(&self.holds);
+            builder = builder.with_elicitation(move |_key: String, params| {
+                let holds = Arc::clone(&holds);
+                async move { holds.ask(params).await }
+            });
+        }
         match &self.spec.endpoint {
             Endpoint::Stdio { argv, env, cwd } => {
                 let mut command = tokio::process::Command::new(&argv[0]);

@@ -654,3 +654,84 @@ async fn resources_templates_and_completion_are_namespaced_and_routed() {
         .unwrap_or_else(|| panic!("{r}"));
     assert!(text.contains("ann"), "{text}");
 }
+
+#[tokio::test]
+async fn a_legacy_upstreams_elicitation_becomes_input_required_held_in_its_replica() {
+    let dir = scratch("held");
+    let config = write_config(
+        &dir,
+        &format!("[upstreams.old]\ncommand = [{BIN:?}, \"serve\"]\nprotocol = \"legacy\"\n"),
+    );
+    let gw = format!("'{BIN}' gateway --config '{config}'");
+    let (ok, out, err) = run(&[
+        "call",
+        "--stdio",
+        &gw,
+        "old__confirm_action",
+        "action=deploy",
+        "--input",
+        "*={\"confirm\": true}",
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "confirmed: deploy");
+    let (ok, _, err) = run(&[
+        "call",
+        "--stdio",
+        &gw,
+        "old__confirm_action",
+        "action=deploy",
+        "--input",
+        "*=decline",
+    ])
+    .await;
+    assert!(!ok);
+    assert!(err.starts_with("not confirmed: deploy\n"), "{err}");
+    // The retry must come back to the replica that holds the upstream
+    // call; another replica with the same keyring says so.
+    let keys = [(
+        "TOOLWIRE_STATE_KEYS",
+        "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+    )];
+    let (_a, url_a) = gateway_http(&config, &keys).await;
+    let (_b, url_b) = gateway_http(&config, &keys).await;
+    let elicit = ClientCapabilities {
+        elicitation: Some(ElicitationCapability::default()),
+        ..ClientCapabilities::default()
+    };
+    let call = ToolCall::new("old__confirm_action")
+        .with_argument("action", json!("ship"))
+        .with_options(RequestOptions::new().with_client_capabilities(&elicit));
+    let a = Client::connect_http(&url_a).expect("client a");
+    let b = Client::connect_http(&url_b).expect("client b");
+    let ResultOrInputRequired::InputRequired(ir) =
+        a.call_tool_once(call.clone()).await.expect("round 1")
+    else {
+        panic!("the upstream's elicitation comes down as input_required")
+    };
+    let mut answers = serde_json::Map::new();
+    answers.insert(
+        "elicitation".into(),
+        json!({"action": "accept", "content": {"confirm": true}}),
+    );
+    let e = b
+        .call_tool_once(call.retry(&ir, answers.clone()))
+        .await
+        .expect_err("another replica does not hold the call");
+    let rpc = e.rpc().expect("a JSON-RPC error");
+    assert_eq!(rpc.code.0, -32602);
+    assert!(
+        rpc.message.contains("not held by this gateway replica"),
+        "{}",
+        rpc.message
+    );
+    let ResultOrInputRequired::Complete(done) = a
+        .call_tool_once(call.retry(&ir, answers))
+        .await
+        .expect("round 2 on the owning replica")
+    else {
+        panic!("complete")
+    };
+    let content = serde_json::to_value(&done.content).expect("content");
+    assert_eq!(content[0]["text"], "confirmed: ship");
+}

@@ -2,7 +2,9 @@
 // and HTTP, a legacy TypeScript SDK v1 server (legacy-server.mjs) over stdio
 // and stateful HTTP, and a PyPI mcp 2 server (python/mcp_modern_server.py,
 // 2026-07-28) over stdio. Downstream: the TypeScript SDK v1 client (legacy
-// era) over stdio and HTTP, and the `toolwire` command (modern).
+// era) over stdio and HTTP, the PyPI mcp 2 client
+// (python/mcp_client_gateway.py, modern) and the `toolwire` command
+// (modern).
 //
 //   node gateway.mjs <toolwire binary> <URL of a running `toolwire serve --http`> <python of the mcp 2 venv>
 //
@@ -84,6 +86,9 @@ url = ${q(tsHttp)}
 
 [upstreams.py]
 command = [${q(python)}, ${q(here('./python/mcp_modern_server.py'))}, "stdio"]
+# Known modern: no server/discover probe, whose 10 s limit a cold Python
+# start on a busy machine can miss (the client would then try initialize).
+protocol = "modern"
 `,
 );
 
@@ -218,6 +223,20 @@ try {
     }
     assert.deepEqual(JSON.parse(a.content[0].text), { sum: 5 });
   });
+
+  await checks.check('the PyPI mcp 2 client over HTTP (python/mcp_client_gateway.py)', async () => {
+    const out = await new Promise((resolve) => {
+      execFile(
+        python,
+        [here('./python/mcp_client_gateway.py'), gatewayUrl],
+        { timeout: 120_000 },
+        (error, stdout, stderr) => resolve({ ok: !error, stdout, stderr }),
+      );
+    });
+    process.stdout.write(out.stdout.replace(/^ {2}(ok|FAIL)/gm, '    $1'));
+    assert.ok(out.ok, `${out.stdout}${out.stderr}`);
+    assert.match(out.stdout, /ok {4}mcp client: confirm_action/);
+  }, 130_000);
 
   await checks.check("toolwire call (modern): a legacy TS upstream's elicitation as input_required", async () => {
     const yes = await run(['call', gatewayUrl, 'tshttp__confirm', 'action=go', '--input', '*={"confirm":true}']);

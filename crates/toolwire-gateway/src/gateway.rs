@@ -399,7 +399,9 @@ impl Inner {
             .problems
             .retain(|p| !matches!(p, NameProblem::Collision { .. }));
         parts.problems.extend(collisions);
-        drop(parts);
+        // The parts stay locked until the lists are swapped in, so two
+        // supervisors refreshing at once cannot swap in an older merge
+        // after a newer one.
         self.apply_fail_closed();
         // Names are unique by construction, so no call can fail. A list
         // whose definitions did not change is left alone, so listeners hear
@@ -442,6 +444,7 @@ impl Inner {
         if !same_resources && let Err(e) = server.replace_resources(resources, templates) {
             tracing::error!("merged resource list refused: {e}");
         }
+        drop(parts);
     }
 
     /// With `fail_closed`, lists fail while an upstream is down, naming it.

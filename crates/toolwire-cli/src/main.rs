@@ -5,6 +5,7 @@ mod bus;
 mod client_cmd;
 mod demo;
 mod demo_features;
+mod gateway_cmd;
 mod guard;
 #[cfg(feature = "otel")]
 mod otlp;
@@ -67,44 +68,11 @@ enum Command {
     /// Serve the demo tools (listed below), a resource, a resource
     /// template and a prompt over stdio, or over Streamable HTTP with
     /// `--http`.
-    Serve {
-        /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
-        /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
-        #[arg(long, value_name = "ADDR")]
-        http: Option<String>,
-        /// The MCP endpoint path for `--http`.
-        #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
-        path: String,
-        /// Read the requestState keyring from FILE: base64 32-byte keys, one
-        /// per line, the first for sealing. Without it, TOOLWIRE_STATE_KEYS
-        /// (comma-separated) is used, or else a random key per process.
-        #[arg(long, value_name = "FILE")]
-        state_keys_file: Option<PathBuf>,
-        /// How long a sealed requestState stays valid, in milliseconds.
-        #[arg(long, value_name = "MS", default_value_t = 600_000)]
-        state_ttl_ms: u64,
-        /// Export one OpenTelemetry span per request over OTLP/HTTP
-        /// (protobuf) to URL, a collector's base URL such as
-        /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
-        /// `_meta` traceparent is its parent. Needs the `otel` build feature.
-        #[arg(long, value_name = "URL")]
-        otlp: Option<String>,
-        /// With `--http`: how long one request may run before it is
-        /// cancelled and answered with a timeout error, in milliseconds;
-        /// 0 sets no limit.
-        #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
-        request_timeout_ms: u64,
-        #[command(flatten)]
-        auth: auth_args::AuthArgs,
-        #[command(flatten)]
-        guard: guard::GuardArgs,
-        /// Share change notifications and define_tool's tools with every
-        /// replica on the same bus: redis://HOST:PORT or nats://HOST:PORT
-        /// (NATS with JetStream). Give the replicas one keyring
-        /// (TOOLWIRE_STATE_KEYS) too.
-        #[arg(long, value_name = "URL")]
-        bus: Option<String>,
-    },
+    Serve(ServeOptions),
+    /// Serve many MCP servers as one, with namespaced names, from a TOML
+    /// configuration (see the README's Gateway section); `gateway check`
+    /// prints the merged tool table and what model providers would reject.
+    Gateway(gateway_cmd::GatewayArgs),
     /// Show a server's protocol versions, capabilities and instructions
     /// (server/discover).
     Discover(client_cmd::DiscoverArgs),
@@ -128,27 +96,101 @@ enum Command {
     Listen(client_cmd::ListenArgs),
 }
 
+/// How `serve` (and `gateway`) serve: stdio, or Streamable HTTP with
+/// `--http`, and the server settings they share.
+#[derive(clap::Args)]
+struct ServeOptions {
+    /// Serve Streamable HTTP on ADDR instead of stdio: `HOST:PORT`, or
+    /// just `PORT` to bind 127.0.0.1. For example `127.0.0.1:8080`.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<String>,
+    /// The MCP endpoint path for `--http`.
+    #[arg(long, value_name = "PATH", default_value = "/mcp", requires = "http")]
+    path: String,
+    /// Read the requestState keyring from FILE: base64 32-byte keys, one
+    /// per line, the first for sealing. Without it, TOOLWIRE_STATE_KEYS
+    /// (comma-separated) is used, or else a random key per process.
+    #[arg(long, value_name = "FILE")]
+    state_keys_file: Option<PathBuf>,
+    /// How long a sealed requestState stays valid, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 600_000)]
+    state_ttl_ms: u64,
+    /// Export one OpenTelemetry span per request over OTLP/HTTP
+    /// (protobuf) to URL, a collector's base URL such as
+    /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
+    /// `_meta` traceparent is its parent. Needs the `otel` build feature.
+    #[arg(long, value_name = "URL")]
+    otlp: Option<String>,
+    /// With `--http`: how long one request may run before it is
+    /// cancelled and answered with a timeout error, in milliseconds;
+    /// 0 sets no limit.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
+    request_timeout_ms: u64,
+    #[command(flatten)]
+    auth: auth_args::AuthArgs,
+    #[command(flatten)]
+    guard: guard::GuardArgs,
+    /// Share change notifications and define_tool's tools with every
+    /// replica on the same bus: redis://HOST:PORT or nats://HOST:PORT
+    /// (NATS with JetStream). Give the replicas one keyring
+    /// (TOOLWIRE_STATE_KEYS) too.
+    #[arg(long, value_name = "URL")]
+    bus: Option<String>,
+}
+
 /// `toolwire serve --http`'s default request timeout: two minutes, so that a
 /// held call (such as a long `countdown`) cannot keep its slot for as long
 /// as the tool allows.
 const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 120_000;
 
-/// The server configuration for `serve`: the demo identity plus the
-/// requestState keyring and lifetime.
-fn server_config(
-    state_keys_file: Option<&PathBuf>,
-    state_ttl_ms: u64,
-) -> anyhow::Result<ServerConfig> {
-    let mut config = ServerConfig::new("toolwire-demo", env!("CARGO_PKG_VERSION"))
-        .with_state_ttl(Duration::from_millis(state_ttl_ms));
-    let keys = match state_keys_file {
-        Some(file) => Some(StateKeys::from_file(file)?),
-        None => StateKeys::from_env(STATE_KEYS_ENV)?,
+/// The server configuration for `serve` and `gateway`: the identity, the
+/// requestState keyring and lifetime, the rate limits, and the bus (with
+/// `--bus`, connected here, so an unreachable one stops start-up).
+async fn server_config(
+    name: &str,
+    options: &ServeOptions,
+) -> anyhow::Result<(ServerConfig, Option<std::sync::Arc<toolwire_replica::Relay>>)> {
+    let mut config = ServerConfig::new(name, env!("CARGO_PKG_VERSION"))
+        .with_state_ttl(Duration::from_millis(options.state_ttl_ms));
+    let keys = match &options.state_keys_file {
+        Some(file) => Some(StateKeys::from_file(file).context("configuring requestState keys")?),
+        None => StateKeys::from_env(STATE_KEYS_ENV).context("configuring requestState keys")?,
     };
     if let Some(keys) = keys {
         config = config.with_state_keys(keys);
     }
-    Ok(config)
+    let relay = match &options.bus {
+        Some(url) => Some(std::sync::Arc::new(bus::connect(url).await?)),
+        None => None,
+    };
+    if let Some(relay) = &relay {
+        config = config.with_bus(relay.clone());
+    }
+    Ok((options.guard.server_config(config), relay))
+}
+
+/// Serves `server` as `options` say (stdio, or HTTP with `--http`), with
+/// the OTLP export if asked for, until the input closes or a signal.
+async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
+    let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
+    let served = match &options.http {
+        Some(addr) => serve_http(server, addr, options).await,
+        None => {
+            // A person at a terminal would otherwise see nothing and think
+            // it hung; a client piping stdin needs no such line (and stdout
+            // stays the protocol's alone).
+            if std::io::stdin().is_terminal() {
+                eprintln!(
+                    "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
+                );
+            }
+            serve_stdio(server).await
+        }
+    };
+    if let Some(exporting) = exporting {
+        exporting.shutdown().await;
+    }
+    served
 }
 
 /// Serves stdio until stdin closes, or until SIGINT/SIGTERM starts a
@@ -186,14 +228,9 @@ fn bind_addr(addr: &str) -> anyhow::Result<String> {
     Ok(addr.to_owned())
 }
 
-async fn serve_http(
-    server: Server,
-    addr: &str,
-    path: &str,
-    request_timeout_ms: u64,
-    auth: &auth_args::AuthArgs,
-    guard: &guard::GuardArgs,
-) -> anyhow::Result<()> {
+async fn serve_http(server: Server, addr: &str, options: &ServeOptions) -> anyhow::Result<()> {
+    let (path, auth, guard) = (options.path.as_str(), &options.auth, &options.guard);
+    let request_timeout_ms = options.request_timeout_ms;
     let addr = bind_addr(addr)?;
     let listener = tokio::net::TcpListener::bind(&addr)
         .await
@@ -264,56 +301,19 @@ fn run() -> anyhow::Result<()> {
         .context("starting the async runtime")?;
     let result = rt.block_on(async {
         match cli.command {
-            Command::Serve {
-                http,
-                path,
-                state_keys_file,
-                state_ttl_ms,
-                otlp,
-                request_timeout_ms,
-                auth,
-                guard,
-                bus,
-            } => {
-                let mut config = server_config(state_keys_file.as_ref(), state_ttl_ms)
-                    .context("configuring requestState keys")?;
-                let relay = match &bus {
-                    Some(url) => Some(std::sync::Arc::new(bus::connect(url).await?)),
-                    None => None,
-                };
-                if let Some(relay) = &relay {
-                    config = config.with_bus(relay.clone());
-                }
-                let server = Server::new(guard.server_config(config));
+            Command::Serve(options) => {
+                let (config, relay) = server_config("toolwire-demo", &options).await?;
+                let server = Server::new(config);
                 // Over HTTP every client sees what one defines: only when asked.
-                let define = http.is_none() || guard.allow_define;
+                let define = options.http.is_none() || options.guard.allow_define;
                 let shared = match &relay {
                     Some(relay) => Some(demo::shared_tools(relay, &server).await?),
                     None => None,
                 };
                 demo::register(&server, shared, define).context("registering the demo tools")?;
-                let exporting = otlp.as_deref().map(otlp::install).transpose()?;
-                let served = match http {
-                    Some(addr) => {
-                        serve_http(server, &addr, &path, request_timeout_ms, &auth, &guard).await
-                    }
-                    None => {
-                        // A person at a terminal would otherwise see nothing
-                        // and think it hung; a client piping stdin needs no
-                        // such line (and stdout stays the protocol's alone).
-                        if std::io::stdin().is_terminal() {
-                            eprintln!(
-                                "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
-                            );
-                        }
-                        serve_stdio(server).await
-                    }
-                };
-                if let Some(exporting) = exporting {
-                    exporting.shutdown().await;
-                }
-                served
+                serve(server, &options).await
             }
+            Command::Gateway(args) => gateway_cmd::run(args).await,
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,
             Command::Call(args) => client_cmd::call(args).await,

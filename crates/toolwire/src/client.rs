@@ -232,6 +232,15 @@ impl Client {
         }
     }
 
+    /// Why the connection is gone for good, once it is: on stdio, the
+    /// server's output closed (it exited or crashed), and every request
+    /// now fails. `None` while it serves, and always on HTTP, where each
+    /// request opens its own connection. A supervisor polls this to
+    /// restart a crashed server.
+    pub fn connection_lost(&self) -> Option<String> {
+        self.inner.transport.lost()
+    }
+
     /// Forgets every cached result.
     pub fn clear_cache(&self) {
         self.inner.cache.clear();

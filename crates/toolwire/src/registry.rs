@@ -97,6 +97,17 @@ impl<T: Named + Clone> Registry<T> {
         })
     }
 
+    /// Replaces every entry with `items`, in their order, as one new
+    /// snapshot; on a duplicate name, returns it and changes nothing.
+    pub(crate) fn replace(&self, items: Vec<T>) -> Result<(), String> {
+        let mut seen = std::collections::HashSet::with_capacity(items.len());
+        if let Some(dup) = items.iter().find(|t| !seen.insert(t.name())) {
+            return Err(dup.name().to_owned());
+        }
+        self.update(|_| (Some(items), ()));
+        Ok(())
+    }
+
     /// Removes the entry named `name`; `false` if there was none.
     pub(crate) fn remove(&self, name: &str) -> bool {
         self.update(|s| {
@@ -134,6 +145,17 @@ mod tests {
         assert!(!r.insert(N("b")));
         let names: Vec<_> = r.snapshot().items().iter().map(|n| n.0).collect();
         assert_eq!(names, ["b", "a"]);
+    }
+
+    #[test]
+    fn replace_swaps_all_entries_and_refuses_duplicates() {
+        let r = Registry::default();
+        r.insert(N("a"));
+        assert_eq!(r.replace(vec![N("c"), N("b")]), Ok(()));
+        let names: Vec<_> = r.snapshot().items().iter().map(|n| n.0).collect();
+        assert_eq!(names, ["c", "b"]);
+        assert_eq!(r.replace(vec![N("x"), N("x")]), Err("x".to_owned()));
+        assert!(r.snapshot().get("c").is_some(), "unchanged on error");
     }
 
     #[test]

@@ -35,8 +35,9 @@ use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::Tool;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
+use toolwire_proto::ErrorObject;
 
 impl Named for Tool {
     fn name(&self) -> &str {
@@ -116,6 +117,10 @@ pub(crate) struct ServerInner {
     pub(crate) closing: CancellationToken,
     /// Open listen streams.
     pub(crate) listeners: AtomicUsize,
+    /// Set while [`Server::set_list_failure`] holds an error: list
+    /// requests read only this flag until then.
+    pub(crate) list_failing: AtomicBool,
+    pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
     /// The rate limits on invocations; `None` when none is set.
     pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
 }
@@ -156,6 +161,8 @@ impl Server {
                 discover: std::sync::OnceLock::new(),
                 closing: CancellationToken::new(),
                 listeners: AtomicUsize::new(0),
+                list_failing: AtomicBool::new(false),
+                list_failure: std::sync::RwLock::new(None),
             }),
         }
     }
@@ -205,6 +212,37 @@ impl Server {
             self.publish(list.into());
         }
         removed
+    }
+
+    /// Replaces every tool with `tools`, in their order, at once: requests
+    /// see the old set or the new one, never a mix. Publishes
+    /// [`ListChanged::Tools`] once. On a duplicate name nothing changes.
+    ///
+    /// For a server whose tools come from elsewhere (a gateway rebuilding
+    /// its merged list); [`add_tool`](Self::add_tool) and
+    /// [`remove_tool`](Self::remove_tool) suit everything else.
+    pub fn replace_tools(&self, tools: Vec<Tool>) -> Result<(), RegistrationError> {
+        self.replace(
+            &self.inner.tools,
+            tools,
+            ListChanged::Tools,
+            EntryKind::Tool,
+        )
+    }
+
+    /// Replaces `registry`'s entries, publishing `list` once.
+    fn replace<T: Named + Clone>(
+        &self,
+        registry: &Registry<T>,
+        items: Vec<T>,
+        list: ListChanged,
+        kind: EntryKind,
+    ) -> Result<(), RegistrationError> {
+        registry
+            .replace(items)
+            .map_err(|name| RegistrationError::Duplicate { kind, name })?;
+        self.publish(list.into());
+        Ok(())
     }
 
     /// Builder-style [`add_tool`](Self::add_tool).
@@ -259,6 +297,31 @@ impl Server {
     /// The notification bus.
     pub fn notification_bus(&self) -> &Arc<dyn NotificationBus> {
         &self.inner.bus
+    }
+
+    /// Makes every list request (`tools/list`, `prompts/list`,
+    /// `resources/list`, `resources/templates/list`) fail with `error`
+    /// until called again with `None`. For a server that knows its lists
+    /// are incomplete and must not serve them so: a fail-closed gateway
+    /// with an upstream down.
+    pub fn set_list_failure(&self, error: Option<ErrorObject>) {
+        let failing = error.is_some();
+        match self.inner.list_failure.write() {
+            Ok(mut e) => *e = error,
+            Err(p) => *p.into_inner() = error,
+        }
+        self.inner.list_failing.store(failing, Ordering::Release);
+    }
+
+    /// The error list requests fail with, while one is set.
+    pub(crate) fn list_failure(&self) -> Option<ErrorObject> {
+        if !self.inner.list_failing.load(Ordering::Acquire) {
+            return None;
+        }
+        match self.inner.list_failure.read() {
+            Ok(e) => e.clone(),
+            Err(p) => p.into_inner().clone(),
+        }
     }
 
     /// Starts a graceful shutdown: every open `subscriptions/listen` stream

@@ -7,6 +7,7 @@ mod deadlines;
 mod demo_inputs;
 mod era;
 mod features;
+mod gateway;
 mod guard;
 mod listen;
 mod mrtr;

@@ -30,8 +30,15 @@ impl Proc {
 
     /// `toolwire serve ARGS…` with extra environment variables.
     pub(crate) fn spawn_with(args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut all = vec!["serve"];
+        all.extend_from_slice(args);
+        Self::spawn_command(&all, envs)
+    }
+
+    /// `toolwire ARGS…` (a command that serves stdio) with extra
+    /// environment variables.
+    pub(crate) fn spawn_command(args: &[&str], envs: &[(&str, &str)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
-            .arg("serve")
             .args(args)
             .env_remove("TOOLWIRE_STATE_KEYS")
             .envs(envs.iter().copied())
@@ -40,7 +47,7 @@ impl Proc {
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
-            .expect("spawn toolwire serve");
+            .expect("spawn toolwire");
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
         Self {

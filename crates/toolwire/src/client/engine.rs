@@ -118,7 +118,10 @@ impl Client {
             meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(version));
             meta.insert(
                 CLIENT_CAPABILITIES_KEY.into(),
-                self.inner.capabilities_json.clone(),
+                options
+                    .capabilities
+                    .clone()
+                    .unwrap_or_else(|| self.inner.capabilities_json.clone()),
             );
             if let Some(info) = &self.inner.info {
                 meta.entry(CLIENT_INFO_KEY).or_insert_with(|| info.clone());

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 use toolwire_proto::types::{
-    InputRequiredResult, InputResponses, JsonObject, LoggingLevel,
+    ClientCapabilities, InputRequiredResult, InputResponses, JsonObject, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams,
 };
 
@@ -22,6 +22,8 @@ pub struct RequestOptions {
     pub(crate) log: Option<(LoggingLevel, LogFn)>,
     pub(crate) meta: Map<String, Value>,
     pub(crate) timeout: Option<Duration>,
+    /// Sent as `clientCapabilities` instead of the client's own.
+    pub(crate) capabilities: Option<Value>,
     pub(crate) max_time: Option<Duration>,
 }
 
@@ -32,6 +34,7 @@ impl fmt::Debug for RequestOptions {
             .field("log_level", &self.log.as_ref().map(|(l, _)| l))
             .field("meta", &self.meta)
             .field("timeout", &self.timeout)
+            .field("capabilities", &self.capabilities)
             .field("max_time", &self.max_time)
             .finish()
     }
@@ -80,6 +83,20 @@ impl RequestOptions {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout_within_bounds(timeout));
+        self
+    }
+
+    /// Declares `capabilities` as this request's `clientCapabilities`
+    /// instead of those the client's input handlers imply: for a proxy
+    /// that passes its own caller's capabilities on, and answers the
+    /// resulting input requests itself (in manual mode:
+    /// [`Client::call_tool_once`](crate::Client::call_tool_once),
+    /// [`Client::request_once`](crate::Client::request_once)). A legacy
+    /// session declared its capabilities once, at `initialize`, and
+    /// ignores this.
+    #[must_use]
+    pub fn with_client_capabilities(mut self, capabilities: &ClientCapabilities) -> Self {
+        self.capabilities = serde_json::to_value(capabilities).ok();
         self
     }
 
@@ -164,6 +181,22 @@ impl ToolCall {
             request_state: input_required.request_state.clone(),
             ..self.clone()
         }
+    }
+
+    /// A manual retry's answers to the input requests of the previous
+    /// round (see [`retry`](Self::retry) when that round's result is at hand).
+    #[must_use]
+    pub fn with_input_responses(mut self, responses: InputResponses) -> Self {
+        self.input_responses = Some(responses);
+        self
+    }
+
+    /// A manual retry's `requestState`, echoed exactly as the previous
+    /// round's result gave it.
+    #[must_use]
+    pub fn with_request_state(mut self, state: impl Into<String>) -> Self {
+        self.request_state = Some(state.into());
+        self
     }
 
     /// The tool name.

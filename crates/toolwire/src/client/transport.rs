@@ -199,6 +199,13 @@ pub(crate) trait Transport: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
+    /// Why the connection is gone for good, once it is (a stdio server's
+    /// output closed); `None` while it serves, and always on HTTP, where
+    /// each request makes its own connection.
+    fn lost(&self) -> Option<String> {
+        None
+    }
+
     /// Where messages the server sends on its own go.
     fn inbound(&self) -> Option<InboundSink> {
         None

@@ -44,6 +44,9 @@ pub(crate) fn list_page<T: Named, R: serde::Serialize>(
     cursor: Option<&str>,
     build: impl Fn(&[T], Option<String>) -> R,
 ) -> Outcome {
+    if let Some(e) = server.list_failure() {
+        return Outcome::error(e);
+    }
     let items = snapshot.items();
     list_items(
         server,

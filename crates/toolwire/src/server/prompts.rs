@@ -35,6 +35,18 @@ impl Server {
         Ok(())
     }
 
+    /// Replaces every prompt with `prompts`, in their order, at once (see
+    /// [`replace_tools`](Self::replace_tools)). Publishes
+    /// [`ListChanged::Prompts`] once; on a duplicate name nothing changes.
+    pub fn replace_prompts(&self, prompts: Vec<Prompt>) -> Result<(), RegistrationError> {
+        self.replace(
+            &self.inner.prompts,
+            prompts,
+            ListChanged::Prompts,
+            EntryKind::Prompt,
+        )
+    }
+
     /// Builder-style [`add_prompt`](Self::add_prompt).
     pub fn with_prompt(self, prompt: Prompt) -> Result<Self, RegistrationError> {
         self.add_prompt(prompt)?;

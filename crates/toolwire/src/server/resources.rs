@@ -82,6 +82,36 @@ impl Server {
         Ok(())
     }
 
+    /// Replaces every fixed resource and every resource template at once
+    /// (see [`replace_tools`](Self::replace_tools)). Publishes
+    /// [`ListChanged::Resources`]; on a duplicate URI or URI template
+    /// nothing changes.
+    pub fn replace_resources(
+        &self,
+        resources: Vec<Resource>,
+        templates: Vec<ResourceTemplate>,
+    ) -> Result<(), RegistrationError> {
+        // Check both before changing either, so an error changes nothing.
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = templates.iter().find(|t| !seen.insert(t.uri_template())) {
+            return Err(RegistrationError::Duplicate {
+                kind: EntryKind::ResourceTemplate,
+                name: dup.uri_template().to_owned(),
+            });
+        }
+        self.inner
+            .resources
+            .replace(resources)
+            .map_err(|name| RegistrationError::Duplicate {
+                kind: EntryKind::Resource,
+                name,
+            })?;
+        // Unique, checked above.
+        let _ = self.inner.resource_templates.replace(templates);
+        self.publish(ListChanged::Resources.into());
+        Ok(())
+    }
+
     /// Builder-style [`add_resource_template`](Self::add_resource_template).
     pub fn with_resource_template(
         self,

@@ -94,6 +94,49 @@ async fn runtime_changes_show_in_the_next_list() {
 }
 
 #[tokio::test]
+async fn replace_tools_swaps_the_list_and_publishes_once() {
+    let server = Server::new(ServerConfig::new("t", "1"));
+    server.add_tool(open_tool("old")).expect("add");
+    let mut events = server.notification_bus().subscribe();
+    server
+        .replace_tools(vec![open_tool("b"), open_tool("a")])
+        .expect("replace");
+    let r = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "b");
+    assert_eq!(r["result"]["tools"][1]["name"], "a");
+    assert_eq!(r["result"]["tools"].as_array().map(Vec::len), Some(2));
+    use futures_util::{FutureExt as _, StreamExt as _};
+    assert!(
+        events.next().now_or_never().flatten().is_some(),
+        "one list change"
+    );
+    assert!(events.next().now_or_never().is_none(), "only one");
+    let dup = server.replace_tools(vec![open_tool("x"), open_tool("x")]);
+    assert!(matches!(dup, Err(RegistrationError::Duplicate { .. })));
+    assert_eq!(server.tool_names(), ["b", "a"], "unchanged on error");
+}
+
+#[tokio::test]
+async fn a_list_failure_fails_every_list_until_cleared() {
+    let server = Server::new(ServerConfig::new("t", "1"));
+    server.add_tool(open_tool("a")).expect("add");
+    server.set_list_failure(Some(toolwire_proto::ErrorObject::internal("upstream down")));
+    for method in [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+    ] {
+        let r = call(&server, method, json!({}), json!({})).await;
+        assert_eq!(r["error"]["code"], -32603, "{method}: {r}");
+        assert_eq!(r["error"]["message"], "upstream down");
+    }
+    server.set_list_failure(None);
+    let r = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(r["result"]["tools"][0]["name"], "a");
+}
+
+#[tokio::test]
 async fn missing_arguments_mean_empty_object() {
     let server = Server::new(ServerConfig::default());
     server.add_tool(open_tool("a")).expect("add");

@@ -109,6 +109,10 @@ impl Transport for StdioTransport {
         self.routes.lock().ok().map(|r| r.inbound.clone())
     }
 
+    fn lost(&self) -> Option<String> {
+        self.routes.lock().ok().and_then(|r| r.closed.clone())
+    }
+
     fn post(&self, body: Bytes) -> BoxFuture<'_, Result<(), ClientError>> {
         Box::pin(async move {
             let Some(out) = self.sender() else {

@@ -1,0 +1,513 @@
+//! The gateway's TOML configuration: the upstreams in file order, the
+//! namespacing settings, and `${VAR}` substitution from the environment.
+//! Unknown keys are errors that name the key and its line.
+
+use crate::GatewayError;
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, Visitor};
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use toml::Spanned;
+use toolwire::ProtocolMode;
+
+/// The default separator between an upstream's prefix and a name.
+pub const DEFAULT_SEPARATOR: &str = "__";
+
+/// How long a call to an upstream may take unless its `timeout_ms` says
+/// otherwise.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Whether names carry their upstream's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Namespace {
+    /// Always `<prefix><separator><name>`, even with one upstream, so adding
+    /// an upstream never renames the tools that were there (the default).
+    #[default]
+    Always,
+    /// Names as the upstreams give them; two upstreams offering the same
+    /// name is an error naming both. For a single upstream.
+    Never,
+}
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Between prefix and name; valid under the tool-name rule.
+    #[serde(default = "default_separator")]
+    pub(crate) separator: Spanned<String>,
+    /// `"always"` (the default) or `"never"`.
+    #[serde(default)]
+    pub(crate) namespace: Namespace,
+    /// A list request fails while any upstream is down, instead of leaving
+    /// that upstream's part out.
+    #[serde(default)]
+    pub(crate) fail_closed: bool,
+    /// The upstreams, in file order: the order of the merged lists.
+    #[serde(default)]
+    pub(crate) upstreams: Upstreams,
+    /// The upstreams resolved when the file was parsed.
+    #[serde(skip)]
+    pub(crate) resolved: Vec<Upstream>,
+}
+
+fn default_separator() -> Spanned<String> {
+    Spanned::new(0..0, DEFAULT_SEPARATOR.to_owned())
+}
+
+/// The `[upstreams.NAME]` tables in the order the file gives them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Upstreams(pub(crate) Vec<(String, Spanned<UpstreamConfig>)>);
+
+impl<'de> Deserialize<'de> for Upstreams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Ordered;
+        impl<'de> Visitor<'de> for Ordered {
+            type Value = Upstreams;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table of upstreams")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Upstreams, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = map.next_entry::<String, Spanned<UpstreamConfig>>()? {
+                    out.push((k, v));
+                }
+                Ok(Upstreams(out))
+            }
+        }
+        d.deserialize_map(Ordered)
+    }
+}
+
+/// One `[upstreams.NAME]` table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UpstreamConfig {
+    /// A stdio upstream: argv, no shell.
+    pub(crate) command: Option<Vec<String>>,
+    /// Environment of the stdio command; values may use `${VAR}`.
+    #[serde(default)]
+    pub(crate) env: BTreeMap<String, String>,
+    /// Working directory of the stdio command.
+    pub(crate) cwd: Option<PathBuf>,
+    /// An HTTP(S) upstream.
+    pub(crate) url: Option<String>,
+    /// HTTP headers; values may use `${VAR}`.
+    #[serde(default)]
+    pub(crate) headers: BTreeMap<String, String>,
+    /// The environment variable holding the bearer token sent upstream.
+    pub(crate) bearer_env: Option<String>,
+    /// `"auto"` (the default), `"modern"` or `"legacy"`.
+    pub(crate) protocol: Option<Spanned<String>>,
+    /// Per-request time limit in milliseconds.
+    pub(crate) timeout_ms: Option<u64>,
+    /// The prefix of this upstream's names; defaults to the table's key.
+    pub(crate) prefix: Option<Spanned<String>>,
+    /// Only tools whose upstream name matches one of these globs.
+    #[serde(default)]
+    pub(crate) allow: Vec<Spanned<String>>,
+    /// No tool whose upstream name matches one of these globs.
+    #[serde(default)]
+    pub(crate) deny: Vec<Spanned<String>>,
+    /// Per-tool overrides, by upstream name.
+    #[serde(default)]
+    pub(crate) tools: BTreeMap<String, ToolOverride>,
+}
+
+/// `[upstreams.NAME.tools.TOOL]`: a new name (the prefix still applies)
+/// or a new description.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolOverride {
+    pub(crate) name: Option<String>,
+    pub(crate) description: Option<String>,
+}
+
+/// Where an upstream is.
+#[derive(Debug, Clone)]
+pub(crate) enum Endpoint {
+    Stdio {
+        argv: Vec<String>,
+        env: Vec<(String, String)>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+        bearer: Option<String>,
+    },
+}
+
+/// An upstream ready to connect: everything resolved and checked.
+#[derive(Debug, Clone)]
+pub(crate) struct Upstream {
+    pub(crate) key: String,
+    pub(crate) prefix: String,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) mode: ProtocolMode,
+    pub(crate) timeout: Duration,
+    pub(crate) allow: Vec<glob::Pattern>,
+    pub(crate) deny: Vec<glob::Pattern>,
+    pub(crate) overrides: BTreeMap<String, ToolOverride>,
+}
+
+impl GatewayConfig {
+    /// Reads and checks a configuration file.
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayError::Config`] naming the file, the line and what is wrong
+    /// (an unknown key, a missing `command`/`url`, a `${VAR}` that is not
+    /// set, a bad glob or separator).
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Self, GatewayError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| GatewayError::Config {
+            origin: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        Self::parse(&text).map_err(|e| match e {
+            GatewayError::Config { origin, message } if origin.is_empty() => GatewayError::Config {
+                origin: path.display().to_string(),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses a configuration from TOML text (see [`from_file`](Self::from_file)).
+    ///
+    /// # Errors
+    ///
+    /// [`GatewayError::Config`] with the line of the problem.
+    pub fn parse(text: &str) -> Result<Self, GatewayError> {
+        let mut config: Self = toml::from_str(text).map_err(|e| GatewayError::Config {
+            origin: String::new(),
+            message: e.to_string().trim_end().to_owned(),
+        })?;
+        let at = |span: std::ops::Range<usize>, message: String| GatewayError::Config {
+            origin: String::new(),
+            message: format!("line {}: {message}", line_of(text, span.start)),
+        };
+        let sep = config.separator.get_ref();
+        if sep.is_empty()
+            || !sep
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+        {
+            return Err(at(
+                config.separator.span(),
+                format!(
+                    "separator {sep:?} is not valid in a tool name: use letters, digits, `_`, `-` or `.` (the default is {DEFAULT_SEPARATOR:?})"
+                ),
+            ));
+        }
+        if config.upstreams.0.is_empty() {
+            return Err(GatewayError::Config {
+                origin: String::new(),
+                message: "no upstreams: add an [upstreams.NAME] table with `command` or `url`"
+                    .into(),
+            });
+        }
+        // Resolve now, so every problem surfaces at start-up.
+        config.resolved = config.resolve_with(text, &|var| std::env::var(var).ok())?;
+        Ok(config)
+    }
+
+    /// The upstreams with `${VAR}` resolved by `env`.
+    pub(crate) fn resolve_with(
+        &self,
+        text: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Vec<Upstream>, GatewayError> {
+        self.upstreams
+            .0
+            .iter()
+            .map(|(key, spanned)| {
+                let line = line_of(text, spanned.span().start);
+                resolve_upstream(key, spanned.get_ref(), env).map_err(|message| {
+                    GatewayError::Config {
+                        origin: String::new(),
+                        message: format!("line {line}: [upstreams.{key}]: {message}"),
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// The upstreams, resolved when parsed.
+    pub(crate) fn upstreams(&self) -> &[Upstream] {
+        &self.resolved
+    }
+
+    /// The separator between prefix and name.
+    pub fn separator(&self) -> &str {
+        self.separator.get_ref()
+    }
+
+    /// Whether names are prefixed.
+    pub fn namespace(&self) -> Namespace {
+        self.namespace
+    }
+
+    /// Whether a list fails while an upstream is down.
+    pub fn fail_closed(&self) -> bool {
+        self.fail_closed
+    }
+
+    /// The upstreams' keys, in file order.
+    pub fn upstream_names(&self) -> Vec<&str> {
+        self.upstreams.0.iter().map(|(k, _)| k.as_str()).collect()
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.get(..offset).map_or(0, |t| t.matches('\n').count()) + 1
+}
+
+fn resolve_upstream(
+    key: &str,
+    c: &UpstreamConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Upstream, String> {
+    let stdio_only = !c.env.is_empty() || c.cwd.is_some();
+    let http_only = !c.headers.is_empty() || c.bearer_env.is_some();
+    let endpoint = match (&c.command, &c.url) {
+        (Some(_), Some(_)) => return Err("give `command` or `url`, not both".into()),
+        (None, None) => {
+            return Err(
+                "needs `command = [\"program\", \"arg\"]` (stdio) or `url = \"http://...\"`".into(),
+            );
+        }
+        (Some(argv), None) => {
+            if argv.is_empty() {
+                return Err("`command` is empty: give the program and its arguments".into());
+            }
+            if http_only {
+                return Err("`headers` and `bearer_env` apply to `url` upstreams only".into());
+            }
+            let env = c
+                .env
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), substitute(v, env)?)))
+                .collect::<Result<_, String>>()?;
+            Endpoint::Stdio {
+                argv: argv.clone(),
+                env,
+                cwd: c.cwd.clone(),
+            }
+        }
+        (None, Some(url)) => {
+            if stdio_only {
+                return Err("`env` and `cwd` apply to `command` upstreams only".into());
+            }
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!("url {url:?} is not http:// or https://"));
+            }
+            let headers = c
+                .headers
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), substitute(v, env)?)))
+                .collect::<Result<_, String>>()?;
+            let bearer = match &c.bearer_env {
+                Some(var) => Some(env(var).ok_or_else(|| {
+                    format!("bearer_env names {var}, which is not set in the environment")
+                })?),
+                None => None,
+            };
+            Endpoint::Http {
+                url: url.clone(),
+                headers,
+                bearer,
+            }
+        }
+    };
+    let mode = match c.protocol.as_ref().map(|p| p.get_ref().as_str()) {
+        None | Some("auto") => ProtocolMode::Auto,
+        Some("modern") => ProtocolMode::Modern,
+        Some("legacy") => ProtocolMode::Legacy,
+        Some(other) => {
+            return Err(format!(
+                "protocol {other:?} is not one of \"auto\", \"modern\", \"legacy\""
+            ));
+        }
+    };
+    let prefix = c
+        .prefix
+        .as_ref()
+        .map_or_else(|| key.to_owned(), |p| p.get_ref().clone());
+    let globs = |list: &[Spanned<String>], what: &str| {
+        list.iter()
+            .map(|g| {
+                glob::Pattern::new(g.get_ref())
+                    .map_err(|e| format!("{what} glob {:?}: {e}", g.get_ref()))
+            })
+            .collect::<Result<Vec<_>, String>>()
+    };
+    let timeout = match c.timeout_ms {
+        Some(0) => return Err("timeout_ms must be at least 1".into()),
+        Some(ms) => Duration::from_millis(ms),
+        None => DEFAULT_UPSTREAM_TIMEOUT,
+    };
+    Ok(Upstream {
+        key: key.to_owned(),
+        prefix,
+        endpoint,
+        mode,
+        timeout,
+        allow: globs(&c.allow, "allow")?,
+        deny: globs(&c.deny, "deny")?,
+        overrides: c.tools.clone(),
+    })
+}
+
+/// `${VAR}` replaced by the variable's value; `$${` is a literal `${`.
+fn substitute(value: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        if let Some(r) = rest.strip_prefix("$${") {
+            out.push_str("${");
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("${") {
+            let end = r
+                .find('}')
+                .ok_or_else(|| format!("unclosed `${{` in {value:?}"))?;
+            let var = &r[..end];
+            let v = env(var).ok_or_else(|| {
+                format!("${{{var}}} is used but {var} is not set in the environment")
+            })?;
+            out.push_str(&v);
+            rest = &r[end + 1..];
+        } else {
+            out.push('$');
+            rest = &rest[1..];
+        }
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+impl Upstream {
+    /// Whether the allow and deny globs let `name` through.
+    pub(crate) fn admits(&self, name: &str) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|g| g.matches(name)))
+            && !self.deny.iter().any(|g| g.matches(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+[upstreams.demo]                       # the key is the default prefix
+command = ["toolwire", "serve"]        # a stdio upstream: argv, no shell
+env = { LOG = "1" }                    # optional
+
+[upstreams.py]
+url = "http://127.0.0.1:8001/mcp"      # an HTTP(S) upstream
+headers = { Authorization = "Bearer ${PY_TOKEN}" }   # optional; ${VAR} from the environment
+"#;
+
+    fn env(var: &str) -> Option<String> {
+        (var == "PY_TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    fn parse(text: &str) -> Result<GatewayConfig, GatewayError> {
+        let config: GatewayConfig = toml::from_str(text).map_err(|e| GatewayError::Config {
+            origin: String::new(),
+            message: e.to_string(),
+        })?;
+        config.resolve_with(text, &env)?;
+        Ok(config)
+    }
+
+    #[test]
+    fn the_issues_minimal_form_parses_in_file_order() {
+        let config = parse(MINIMAL).expect("parses");
+        let ups = config.resolve_with(MINIMAL, &env).expect("resolves");
+        assert_eq!(config.upstream_names(), ["demo", "py"]);
+        assert_eq!(ups[0].prefix, "demo");
+        assert_eq!(config.separator(), "__");
+        assert_eq!(config.namespace(), Namespace::Always);
+        match &ups[1].endpoint {
+            Endpoint::Http { headers, .. } => {
+                assert_eq!(headers[0], ("Authorization".into(), "Bearer s3cret".into()));
+            }
+            other => panic!("not http: {other:?}"),
+        }
+        match &ups[0].endpoint {
+            Endpoint::Stdio { argv, env, .. } => {
+                assert_eq!(argv, &["toolwire", "serve"]);
+                assert_eq!(env[0], ("LOG".into(), "1".into()));
+            }
+            other => panic!("not stdio: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn order_is_the_files_not_alphabetical() {
+        let text =
+            "[upstreams.zeta]\nurl = \"http://a/mcp\"\n[upstreams.alpha]\nurl = \"http://b/mcp\"\n";
+        assert_eq!(parse(text).expect("ok").upstream_names(), ["zeta", "alpha"]);
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_line() {
+        let text = "[upstreams.demo]\ncommand = [\"x\"]\ncomand = [\"y\"]\n";
+        let e = parse(text).expect_err("unknown key").to_string();
+        assert!(e.contains("comand"), "{e}");
+        assert!(e.contains("line 3"), "{e}");
+        let top = "separatr = \"-\"\n[upstreams.a]\nurl = \"http://a\"\n";
+        let e = parse(top).expect_err("unknown key").to_string();
+        assert!(e.contains("separatr") && e.contains("line 1"), "{e}");
+    }
+
+    #[test]
+    fn missing_variable_and_missing_endpoint_name_the_upstream_and_line() {
+        let text = "[upstreams.a]\nurl = \"http://a\"\nheaders = { X = \"${NOPE}\" }\n";
+        let e = parse(text).expect_err("unset").to_string();
+        assert!(
+            e.contains("NOPE") && e.contains("[upstreams.a]") && e.contains("line 1"),
+            "{e}"
+        );
+        let text = "\n[upstreams.b]\nprefix = \"b\"\n";
+        let e = parse(text).expect_err("no endpoint").to_string();
+        assert!(e.contains("line 2") && e.contains("command"), "{e}");
+    }
+
+    #[test]
+    fn separator_must_be_valid_in_a_tool_name() {
+        let text = "separator = \"::\"\n[upstreams.a]\nurl = \"http://a\"\n";
+        let e = GatewayConfig::parse(text)
+            .expect_err("bad separator")
+            .to_string();
+        assert!(e.contains("line 1") && e.contains("\"::\""), "{e}");
+    }
+
+    #[test]
+    fn substitution_handles_escapes_and_unclosed_braces() {
+        assert_eq!(substitute("a$${b}c$", &env).expect("ok"), "a${b}c$");
+        assert_eq!(substitute("${PY_TOKEN}!", &env).expect("ok"), "s3cret!");
+        assert!(substitute("${PY_TOKEN", &env).is_err());
+    }
+
+    #[test]
+    fn globs_filter_tools() {
+        let text = "[upstreams.a]\nurl = \"http://a\"\nallow = [\"e*\", \"add\"]\ndeny = [\"echo_secret\"]\n";
+        let ups = parse(text)
+            .expect("ok")
+            .resolve_with(text, &env)
+            .expect("ok");
+        assert!(ups[0].admits("echo"));
+        assert!(ups[0].admits("add"));
+        assert!(!ups[0].admits("echo_secret"));
+        assert!(!ups[0].admits("countdown"));
+    }
+}

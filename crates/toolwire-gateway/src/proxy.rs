@@ -1,0 +1,257 @@
+//! The gateway's entries: an upstream's tool or prompt re-registered under
+//! its exposed name, with a handler that forwards to the upstream. Results
+//! pass through intact; progress and logs are relayed; a downstream
+//! cancellation drops the upstream call (which cancels it there); an
+//! upstream's `input_required` goes downstream with the upstream's state
+//! wrapped in the gateway's own sealed `requestState`.
+
+mod held;
+mod resources;
+
+pub(crate) use held::Holds;
+
+pub(crate) use resources::{UriSpace, resource, template};
+
+use crate::upstream::Link;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::Arc;
+use toolwire::proto::types::{
+    GetPromptRequest, GetPromptRequestParams, GetPromptResult, InputRequiredResult,
+    Prompt as PromptDefinition, ResultOrInputRequired, Tool as ToolDefinition,
+};
+use toolwire::{
+    ClientError, HandlerError, HandlerOutput, InputRequired, Prompt, PromptArguments,
+    RegistrationError, RequestContext, RequestOptions, Tool, ToolCall, ToolResult,
+};
+
+/// The gateway's part of a `requestState`: which upstream the round belongs
+/// to and that upstream's own state, echoed back to it byte for byte. The
+/// server seals it together with the downstream binding (method, exposed
+/// name, arguments, principal, expiry), so any replica holding the same
+/// keyring continues the round.
+#[derive(Debug, Serialize, Deserialize)]
+struct Relay {
+    /// The upstream's configuration key.
+    u: String,
+    /// The upstream's `requestState`, if it gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    s: Option<String>,
+    /// A legacy upstream's call held open in this replica, waiting for
+    /// the answer to its elicitation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    h: Option<u64>,
+}
+
+/// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`.
+pub(crate) fn tool(
+    link: &Arc<Link>,
+    def: &ToolDefinition,
+    exposed: &str,
+    description: Option<&str>,
+) -> Result<Tool, RegistrationError> {
+    let mut builder = Tool::builder(exposed).input_schema(Value::Object(def.input_schema.clone()));
+    if let Some(schema) = &def.output_schema {
+        builder = builder.output_schema(Value::Object(schema.clone()));
+    }
+    if let Some(title) = &def.title {
+        builder = builder.title(title);
+    }
+    if let Some(d) = description.or(def.description.as_deref()) {
+        builder = builder.description(d);
+    }
+    if let Some(a) = &def.annotations {
+        builder = builder.annotations(a.clone());
+    }
+    for icon in def.icons.iter().flatten() {
+        builder = builder.icon(icon.clone());
+    }
+    if let Some(meta) = &def.meta {
+        builder = builder.meta(meta.clone());
+    }
+    let link = Arc::clone(link);
+    let name: Arc<str> = def.name.as_str().into();
+    builder.handler(move |args: Value, cx: RequestContext| {
+        let link = Arc::clone(&link);
+        let name = Arc::clone(&name);
+        async move { call_tool(&link, &name, args, &cx).await }
+    })
+}
+
+async fn call_tool(
+    link: &Link,
+    name: &str,
+    args: Value,
+    cx: &RequestContext,
+) -> Result<ToolResult, HandlerError> {
+    let (state, hold) = relay_round(link, cx)?;
+    let Some(client) = link.client() else {
+        return Ok(ToolResult::error_text(link.down_reason()));
+    };
+    let mut call = ToolCall::new(name)
+        .with_arguments(args)
+        .with_options(options(link, cx));
+    if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
+        return held::call(link, client, call, hold, cx).await;
+    }
+    if let Some(r) = cx.input_responses() {
+        call = call.with_input_responses(r.clone());
+    }
+    if let Some(s) = state {
+        call = call.with_request_state(s);
+    }
+    let outcome = tokio::select! {
+        r = client.call_tool_once(call) => r,
+        // Dropping the call cancels it upstream; the server sends nothing
+        // downstream for a cancelled request.
+        () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
+    };
+    match outcome {
+        Ok(ResultOrInputRequired::Complete(result)) => Ok(HandlerOutput::Complete(result)),
+        Ok(ResultOrInputRequired::InputRequired(ir)) => {
+            Ok(HandlerOutput::InputRequired(relay_input(link, ir)))
+        }
+        Err(e) => failure(link, &client, e).map(ToolResult::error_text),
+    }
+}
+
+/// The gateway's copy of a prompt.
+pub(crate) fn prompt(
+    link: &Arc<Link>,
+    def: &PromptDefinition,
+    exposed: &str,
+    completes: bool,
+) -> Result<Prompt, RegistrationError> {
+    let mut builder = Prompt::builder(exposed);
+    if let Some(title) = &def.title {
+        builder = builder.title(title);
+    }
+    if let Some(d) = &def.description {
+        builder = builder.description(d);
+    }
+    for argument in def.arguments.iter().flatten() {
+        builder = builder.argument(argument.clone());
+        if completes {
+            let reference = serde_json::json!({"type": "ref/prompt", "name": def.name});
+            builder = builder.complete(&argument.name, resources::completer(link, reference));
+        }
+    }
+    for icon in def.icons.iter().flatten() {
+        builder = builder.icon(icon.clone());
+    }
+    let link = Arc::clone(link);
+    let name: Arc<str> = def.name.as_str().into();
+    builder.handler(move |args: PromptArguments, cx: RequestContext| {
+        let link = Arc::clone(&link);
+        let name = Arc::clone(&name);
+        async move { get_prompt(&link, &name, args, &cx).await }
+    })
+}
+
+async fn get_prompt(
+    link: &Link,
+    name: &str,
+    args: PromptArguments,
+    cx: &RequestContext,
+) -> Result<HandlerOutput<GetPromptResult>, HandlerError> {
+    let state = relay_state(link, cx)?;
+    let Some(client) = link.client() else {
+        return Err(HandlerError::failed(link.down_reason()));
+    };
+    let params = GetPromptRequestParams {
+        name: name.to_owned(),
+        arguments: (!args.is_empty()).then_some(args),
+        input_responses: cx.input_responses().cloned(),
+        request_state: state,
+        meta: None,
+    };
+    let outcome = tokio::select! {
+        r = client.request_once::<GetPromptRequest>(params, options(link, cx)) => r,
+        () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
+    };
+    match outcome {
+        Ok(ResultOrInputRequired::Complete(result)) => Ok(HandlerOutput::Complete(result)),
+        Ok(ResultOrInputRequired::InputRequired(ir)) => {
+            Ok(HandlerOutput::InputRequired(relay_input(link, ir)))
+        }
+        Err(e) => Err(HandlerError::failed(failure(link, &client, e)?)),
+    }
+}
+
+/// The upstream's state from the round's sealed state, checked to belong
+/// to `link`.
+fn relay_state(link: &Link, cx: &RequestContext) -> Result<Option<String>, HandlerError> {
+    relay_round(link, cx).map(|(s, _)| s)
+}
+
+/// The upstream's state and the held call, if any, of this round.
+fn relay_round(
+    link: &Link,
+    cx: &RequestContext,
+) -> Result<(Option<String>, Option<u64>), HandlerError> {
+    match cx.state::<Relay>()? {
+        None => Ok((None, None)),
+        Some(r) if r.u == link.name() => Ok((r.s, r.h)),
+        Some(r) => Err(HandlerError::invalid_params(format!(
+            "requestState belongs to upstream {:?}, not {:?}",
+            r.u,
+            link.name()
+        ))),
+    }
+}
+
+/// The options of a forwarded request: the downstream client's
+/// capabilities (so the upstream asks only for input the client can give),
+/// the upstream's time limit, and progress and logs relayed under the
+/// downstream request's token and level.
+fn options(link: &Link, cx: &RequestContext) -> RequestOptions {
+    let mut options = RequestOptions::new()
+        .with_client_capabilities(cx.client_capabilities())
+        .with_timeout(link.spec.timeout);
+    if cx.progress_enabled() {
+        let cx = cx.clone();
+        options = options.with_progress(move |p| {
+            cx.report_progress(p.progress, p.total, p.message.as_deref());
+        });
+    }
+    if let Some(level) = cx.log_level() {
+        let cx = cx.clone();
+        options = options.with_log(level, move |m| {
+            cx.log(m.level, m.logger.as_deref(), m.data.clone());
+        });
+    }
+    options
+}
+
+/// The upstream's input requests, unchanged, with its state wrapped.
+fn relay_input(link: &Link, ir: InputRequiredResult) -> InputRequired {
+    let mut out = InputRequired::new();
+    for (key, request) in ir.input_requests.into_iter().flatten() {
+        out = out.request(key, request);
+    }
+    out.with_state(&Relay {
+        u: link.name().to_owned(),
+        s: ir.request_state,
+        h: None,
+    })
+}
+
+/// What a failed forward becomes: the upstream's own JSON-RPC error passes
+/// through; anything else is text naming the upstream (an `isError` result
+/// for a tool). A lost stdio connection wakes the supervisor.
+fn failure(link: &Link, client: &toolwire::Client, e: ClientError) -> Result<String, HandlerError> {
+    match e {
+        ClientError::Rpc(e) => Err(HandlerError::Protocol(e)),
+        ClientError::Timeout(t) => Ok(format!(
+            "upstream {:?} did not answer within {} ms; the call was cancelled",
+            link.name(),
+            t.as_millis()
+        )),
+        other => {
+            if client.connection_lost().is_some() {
+                link.broken.notify_one();
+            }
+            Ok(format!("upstream {:?} failed: {other}", link.name()))
+        }
+    }
+}

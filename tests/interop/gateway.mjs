@@ -1,0 +1,259 @@
+// `toolwire gateway` in front of real peers: `toolwire serve` over stdio
+// and HTTP, a legacy TypeScript SDK v1 server (legacy-server.mjs) over stdio
+// and stateful HTTP, and a PyPI mcp 2 server (python/mcp_modern_server.py,
+// 2026-07-28) over stdio. Downstream: the TypeScript SDK v1 client (legacy
+// era) over stdio and HTTP, the PyPI mcp 2 client
+// (python/mcp_client_gateway.py, modern) and the `toolwire` command
+// (modern).
+//
+//   node gateway.mjs <toolwire binary> <URL of a running `toolwire serve --http`> <python of the mcp 2 venv>
+//
+// One line per check (see lib.mjs); exits non-zero if any check failed.
+
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  Checks,
+  WAIT_MS,
+  closeQuietly,
+  connect,
+  httpTransport,
+  loopbackUrl,
+  newClient,
+  onlyText,
+  until,
+  withTimeout,
+} from './lib.mjs';
+
+const [bin, serveUrl, python] = process.argv.slice(2);
+if (!bin || !serveUrl || !python) {
+  console.error('usage: gateway.mjs BIN SERVE_URL PYTHON');
+  process.exit(2);
+}
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
+const checks = new Checks('gateway:');
+const children = [];
+
+/** Spawns `cmd args`, returning the child and the first http:// URL it prints on stderr. */
+async function startPrinting(cmd, args) {
+  const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let seen = '';
+  const url = await withTimeout(
+    new Promise((resolve, reject) => {
+      child.stderr.on('data', (chunk) => {
+        seen += String(chunk);
+        const m = seen.match(/http:\/\/127\.0\.0\.1:\d+\/mcp/);
+        if (m) resolve(m[0]);
+      });
+      child.on('exit', (code) => reject(new Error(`${cmd} exited with ${code}: ${seen}`)));
+    }),
+    30_000,
+    `${cmd} prints its URL`,
+  );
+  return loopbackUrl(url);
+}
+
+function run(args) {
+  return new Promise((resolve) => {
+    execFile(bin, args, { timeout: 60_000 }, (error, stdout, stderr) => resolve({ ok: !error, stdout, stderr }));
+  });
+}
+
+const tsHttp = await startPrinting(process.execPath, [here('./legacy-server.mjs'), 'http', 'stateful']);
+const dir = mkdtempSync(join(tmpdir(), 'toolwire-gateway-interop-'));
+const config = join(dir, 'gateway.toml');
+const q = JSON.stringify;
+writeFileSync(
+  config,
+  `[upstreams.tw]
+command = [${q(bin)}, "serve"]
+
+[upstreams.twhttp]
+url = ${q(loopbackUrl(serveUrl))}
+
+[upstreams.ts]
+command = [${q(process.execPath)}, ${q(here('./legacy-server.mjs'))}, "stdio"]
+
+[upstreams.tshttp]
+url = ${q(tsHttp)}
+
+[upstreams.py]
+command = [${q(python)}, ${q(here('./python/mcp_modern_server.py'))}, "stdio"]
+# Known modern: no server/discover probe, whose 10 s limit a cold Python
+# start on a busy machine can miss (the client would then try initialize).
+protocol = "modern"
+`,
+);
+
+const EXPECTED = ['tw__echo', 'twhttp__echo', 'ts__echo', 'tshttp__echo', 'py__echo', 'py__add', 'ts__add'];
+
+/** A TS SDK v1 client with elicitation, answering with `answer`. */
+function tsClient(name) {
+  const client = newClient(name, { elicitation: {} });
+  client.answer = async () => ({ action: 'decline' });
+  client.setRequestHandler(ElicitRequestSchema, async (request) => client.answer(request.params));
+  client.listChanges = [];
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => client.listChanges.push(Date.now()));
+  return client;
+}
+
+const opts = { timeout: WAIT_MS };
+
+try {
+  const client = tsClient('gateway-interop-stdio');
+  const transport = new StdioClientTransport({
+    command: bin,
+    args: ['gateway', '--config', config],
+    stderr: 'pipe',
+    env: { PATH: process.env.PATH ?? '', TOOLWIRE_LOG: 'warn' },
+  });
+
+  await checks.check('TS SDK v1 client (legacy) over stdio: initialize with the gateway', async () => {
+    await connect(client, transport);
+    assert.equal(client.getServerVersion().name, 'toolwire-gateway');
+  });
+
+  await checks.check('tools/list: every upstream, prefixed, in upstream order', async () => {
+    const { tools } = await client.listTools(undefined, opts);
+    const names = tools.map((t) => t.name);
+    for (const n of EXPECTED) assert.ok(names.includes(n), `${n} missing from ${names}`);
+    const firstOf = (p) => names.findIndex((n) => n.startsWith(`${p}__`));
+    const order = ['tw', 'twhttp', 'ts', 'tshttp', 'py'].map(firstOf);
+    assert.deepEqual([...order].sort((a, b) => a - b), order, `upstream order: ${names}`);
+  });
+
+  await checks.check('a result of a PyPI mcp 2 upstream (modern) passes through', async () => {
+    // mcp 2 answers a dict as JSON text, without structuredContent.
+    const r = await client.callTool({ name: 'py__add', arguments: { a: 1, b: 2 } }, undefined, opts);
+    assert.deepEqual(JSON.parse(onlyText(r)), { sum: 3 });
+    assert.equal(r.structuredContent, undefined);
+  });
+
+  for (const [tool, label] of [
+    ['ts__add', 'a TS SDK v1 upstream over stdio (legacy)'],
+    ['tshttp__add', 'a TS SDK v1 upstream over HTTP (legacy)'],
+    ['twhttp__add', 'toolwire serve over HTTP'],
+  ]) {
+    await checks.check(`a structured result of ${label} passes through`, async () => {
+      const r = await client.callTool({ name: tool, arguments: { a: 1, b: 2 } }, undefined, opts);
+      assert.deepEqual(r.structuredContent, { sum: 3 });
+      assert.notEqual(r.isError, true);
+    });
+  }
+
+  await checks.check('progress of a legacy upstream reaches the client', async () => {
+    const seen = [];
+    const r = await client.callTool(
+      { name: 'ts__countdown', arguments: { steps: 3 } },
+      undefined,
+      { ...opts, onprogress: (p) => seen.push(p) },
+    );
+    assert.equal(onlyText(r), 'done after 3 steps');
+    assert.equal(seen.length, 3, `progress: ${JSON.stringify(seen)}`);
+    assert.equal(seen[2].progress, 3);
+  });
+
+  await checks.check('confirm_action through the gateway, accepted (a real elicitation/create)', async () => {
+    client.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const r = await client.callTool({ name: 'tw__confirm_action', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(onlyText(r), 'confirmed: deploy');
+  });
+
+  await checks.check('confirm_action through the gateway, declined', async () => {
+    client.answer = async () => ({ action: 'decline' });
+    const r = await client.callTool({ name: 'tw__confirm_action', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(r.isError, true);
+    assert.equal(onlyText(r), 'not confirmed: deploy');
+  });
+
+  await checks.check("a legacy upstream's own elicitation/create reaches the client, accepted and declined", async () => {
+    client.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const yes = await client.callTool({ name: 'ts__confirm', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(onlyText(yes), 'confirmed: deploy');
+    client.answer = async () => ({ action: 'decline' });
+    const no = await client.callTool({ name: 'ts__confirm', arguments: { action: 'deploy' } }, undefined, opts);
+    assert.equal(no.isError, true);
+    assert.equal(onlyText(no), 'not confirmed: deploy');
+  });
+
+  await checks.check("a legacy upstream's list change reaches the client, and the new tool works", async () => {
+    const before = client.listChanges.length;
+    const r = await client.callTool({ name: 'ts__define', arguments: { name: 'fresh' } }, undefined, opts);
+    assert.equal(onlyText(r), 'defined fresh');
+    await until(() => client.listChanges.length > before, WAIT_MS, 'tools/list_changed');
+    const { tools } = await client.listTools(undefined, opts);
+    assert.ok(tools.some((t) => t.name === 'ts__fresh'), 'ts__fresh listed');
+    const fresh = await client.callTool({ name: 'ts__fresh', arguments: {} }, undefined, opts);
+    assert.equal(onlyText(fresh), 'fresh');
+  });
+  await closeQuietly(client);
+
+  const gatewayUrl = await startPrinting(bin, ['gateway', '--config', config, '--http', '127.0.0.1:0']);
+  const httpClient = tsClient('gateway-interop-http');
+  await checks.check('TS SDK v1 client over HTTP: tools and confirm_action accepted', async () => {
+    await connect(httpClient, httpTransport(gatewayUrl));
+    const { tools } = await httpClient.listTools(undefined, opts);
+    assert.ok(tools.some((t) => t.name === 'py__echo'));
+    httpClient.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const r = await httpClient.callTool(
+      { name: 'tw__confirm_action', arguments: { action: 'ship' } },
+      undefined,
+      opts,
+    );
+    assert.equal(onlyText(r), 'confirmed: ship');
+  });
+  await closeQuietly(httpClient);
+
+  await checks.check('toolwire call (modern) over HTTP: a Python upstream, the same result as direct', async () => {
+    const via = await run(['call', gatewayUrl, 'py__add', 'a=2', 'b=3', '--json']);
+    assert.ok(via.ok, via.stderr);
+    const pyServer = `${python} ${here('./python/mcp_modern_server.py')} stdio`;
+    const direct = await run(['call', '--stdio', pyServer, 'add', 'a=2', 'b=3', '--json']);
+    assert.ok(direct.ok, direct.stderr);
+    const [a, b] = [JSON.parse(via.stdout), JSON.parse(direct.stdout)];
+    for (const key of ['resultType', 'content', 'structuredContent', 'isError']) {
+      assert.deepEqual(a[key], b[key], key);
+    }
+    assert.deepEqual(JSON.parse(a.content[0].text), { sum: 5 });
+  });
+
+  await checks.check('the PyPI mcp 2 client over HTTP (python/mcp_client_gateway.py)', async () => {
+    const out = await new Promise((resolve) => {
+      execFile(
+        python,
+        [here('./python/mcp_client_gateway.py'), gatewayUrl],
+        { timeout: 120_000 },
+        (error, stdout, stderr) => resolve({ ok: !error, stdout, stderr }),
+      );
+    });
+    process.stdout.write(out.stdout.replace(/^ {2}(ok|FAIL)/gm, '    $1'));
+    assert.ok(out.ok, `${out.stdout}${out.stderr}`);
+    assert.match(out.stdout, /ok {4}mcp client: confirm_action/);
+  }, 130_000);
+
+  await checks.check("toolwire call (modern): a legacy TS upstream's elicitation as input_required", async () => {
+    const yes = await run(['call', gatewayUrl, 'tshttp__confirm', 'action=go', '--input', '*={"confirm":true}']);
+    assert.ok(yes.ok, yes.stderr);
+    assert.equal(yes.stdout.trim(), 'confirmed: go');
+  });
+
+  await checks.check('toolwire call (modern): confirm_action accepted and declined', async () => {
+    const yes = await run(['call', gatewayUrl, 'tw__confirm_action', 'action=go', '--input', '*={"confirm":true}']);
+    assert.ok(yes.ok, yes.stderr);
+    assert.equal(yes.stdout.trim(), 'confirmed: go');
+    const no = await run(['call', gatewayUrl, 'tw__confirm_action', 'action=go', '--input', '*=decline']);
+    assert.equal(no.ok, false);
+    assert.match(no.stderr, /^not confirmed: go\n/);
+  });
+} finally {
+  for (const c of children) c.kill('SIGTERM');
+  rmSync(dir, { recursive: true, force: true });
+  checks.finish();
+}

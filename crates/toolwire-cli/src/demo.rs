@@ -399,7 +399,7 @@ mod tests {
     #[test]
     fn define_is_left_out_unless_asked() {
         let server = Server::new(ServerConfig::new("demo", "0"));
-        register(&server, false).expect("register");
+        register(&server, None, false).expect("register");
         let names = server.tool_names();
         assert!(!names.iter().any(|n| n.contains("define")), "{names:?}");
         assert!(names.iter().any(|n| n == "echo"));

@@ -3,7 +3,6 @@
 //! table and what model providers' function-calling dialects reject.
 
 use crate::{ServeOptions, serve, server_config};
-use anyhow::Context as _;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use toolwire_gateway::{Gateway, GatewayConfig, NameProblem, check};

@@ -149,7 +149,10 @@ const DEFAULT_REQUEST_TIMEOUT_MS: u64 = 120_000;
 async fn server_config(
     name: &str,
     options: &ServeOptions,
-) -> anyhow::Result<(ServerConfig, Option<std::sync::Arc<toolwire_replica::Relay>>)> {
+) -> anyhow::Result<(
+    ServerConfig,
+    Option<std::sync::Arc<toolwire_replica::Relay>>,
+)> {
     let mut config = ServerConfig::new(name, env!("CARGO_PKG_VERSION"))
         .with_state_ttl(Duration::from_millis(options.state_ttl_ms));
     let keys = match &options.state_keys_file {

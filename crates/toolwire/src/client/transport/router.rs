@@ -38,7 +38,7 @@ struct Pending {
 pub(crate) struct Routes {
     pending: HashMap<RequestId, Pending>,
     /// Set when the reader has stopped: no more messages will come.
-    closed: Option<String>,
+    pub(crate) closed: Option<String>,
     /// Requests from the server, and notifications no request waits for.
     pub(crate) inbound: InboundSink,
 }

@@ -54,12 +54,17 @@ impl HttpService {
         if let Some(doc) = auth.metadata_for(parts.uri.path()) {
             return HttpResponseFuture::ready(metadata(&parts.method, doc));
         }
-        if let Err(early) = self.check_target(&parts) {
-            return HttpResponseFuture::ready(*early);
+        if let Err(refused) = self.check_target(&parts) {
+            return self.after_head(parts, body, Err(refused));
         }
         match auth.check(parts.uri.query(), &parts.headers) {
             Check::Done(Ok(grant)) => self.after_auth(parts, body, grant),
-            Check::Done(Err(denied)) => HttpResponseFuture::ready(self.denied(None, denied)),
+            Check::Done(Err(denied)) => {
+                // Answered before the body is read: drained after, so a
+                // client that writes it all first still reads the 401.
+                let res = self.denied(None, denied);
+                HttpResponseFuture::ready(self.linger(res, &parts.headers, body))
+            }
             Check::Verify(token, digest) => HttpResponseFuture::boxed(async move {
                 let verified = match self.shared.auth.as_ref() {
                     Some(auth) => auth.verify(token, digest).await,
@@ -67,7 +72,10 @@ impl HttpService {
                 };
                 let future = match verified {
                     Ok(grant) => self.after_auth(parts, body, grant),
-                    Err(denied) => return self.denied(None, denied),
+                    Err(denied) => {
+                        let res = self.denied(None, denied);
+                        return self.linger(res, &parts.headers, body);
+                    }
                 };
                 match future.await {
                     Ok(res) => res,
@@ -86,15 +94,8 @@ impl HttpService {
     {
         let mut head = self.read_head(&parts.headers);
         head.grant = Some(grant);
-        let head = match self.check_method(&parts, head) {
-            Ok(head) => head,
-            Err(early) => return HttpResponseFuture::ready(*early),
-        };
-        let permit = match self.admit() {
-            Ok(permit) => permit,
-            Err(early) => return HttpResponseFuture::ready(*early),
-        };
-        HttpResponseFuture::boxed(self.post(parts.headers, head, body, permit))
+        let head = self.check_method(&parts, head);
+        self.after_head(parts, body, head)
     }
 
     /// Records the caller on a parsed request and checks the scopes its

@@ -215,7 +215,25 @@ impl HttpService {
         if self.shared.auth.is_some() {
             return self.handle_authenticated(parts, body);
         }
-        let head = match self.check_head(&parts) {
+        let head = self.check_head(&parts);
+        self.after_head(parts, body, head)
+    }
+
+    /// The request after its head checks: their refusal (which may echo
+    /// the body's id, and drains the body), a declared length over the
+    /// limit, admission, then the POST.
+    pub(super) fn after_head<B>(
+        self,
+        parts: http::request::Parts,
+        body: B,
+        head: Result<Head, HeadError>,
+    ) -> HttpResponseFuture
+    where
+        B: Body + Send + 'static,
+        B::Data: Send,
+        B::Error: Into<BoxError>,
+    {
+        let head = match head {
             Ok(head) => head,
             Err(HeadError::Answered(early)) => return HttpResponseFuture::ready(*early),
             Err(HeadError::Refused(refused)) => {
@@ -432,7 +450,7 @@ impl HttpService {
     }
 
     /// The path and the `Host` and `Origin` allow-lists.
-    pub(super) fn check_target(&self, parts: &http::request::Parts) -> Result<(), Early> {
+    pub(super) fn check_target(&self, parts: &http::request::Parts) -> Result<(), HeadError> {
         let shared = &*self.shared;
         if shared
             .config
@@ -472,7 +490,7 @@ impl HttpService {
         &self,
         parts: &http::request::Parts,
         head: Head,
-    ) -> Result<Head, Early> {
+    ) -> Result<Head, HeadError> {
         if parts.method != Method::POST {
             return Err(HeadError::Answered(Box::new(match &head.session_id {
                 Some(_) if parts.method == Method::GET => self.open_stream(parts, &head),

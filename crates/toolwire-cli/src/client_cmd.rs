@@ -64,6 +64,10 @@ pub(crate) struct Connection {
     /// the platform's roots (repeatable).
     #[arg(long, value_name = "FILE")]
     cacert: Vec<std::path::PathBuf>,
+    /// Send `Authorization: Bearer $VAR` (HTTP only) instead of the token
+    /// `toolwire auth login` stored for the server.
+    #[arg(long, value_name = "VAR", conflicts_with = "stdio")]
+    bearer_env: Option<String>,
 }
 
 /// `toolwire discover`.
@@ -127,6 +131,7 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
             for (name, value) in &c.headers {
                 builder = builder.with_http_header(name, value);
             }
+            builder = crate::auth_cmd::credentials(builder, url, c.bearer_env.as_deref())?;
             builder
                 .connect_http(url)
                 .with_context(|| format!("cannot use {url}"))
@@ -156,7 +161,7 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
     }
 }
 
-fn print(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

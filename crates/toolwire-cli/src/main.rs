@@ -1,5 +1,6 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod auth_cmd;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -110,6 +111,9 @@ enum Command {
     Complete(client_cmd::CompleteArgs),
     /// Print a server's change notifications until interrupted.
     Listen(client_cmd::ListenArgs),
+    /// Log in to OAuth-protected servers, list and forget stored tokens.
+    #[command(subcommand)]
+    Auth(auth_cmd::AuthCommand),
 }
 
 /// `toolwire serve --http`'s default request timeout: two minutes, so that a
@@ -285,6 +289,7 @@ fn run() -> anyhow::Result<()> {
             Command::Prompt(args) => client_cmd::prompt(args).await,
             Command::Complete(args) => client_cmd::complete(args).await,
             Command::Listen(args) => client_cmd::listen(args).await,
+            Command::Auth(command) => auth_cmd::run(command).await,
         }
     });
     // A read of stdin may still be blocked in a runtime thread after a

@@ -7,6 +7,7 @@ mod era;
 mod features;
 mod listen;
 mod mrtr;
+mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
 mod stdio;

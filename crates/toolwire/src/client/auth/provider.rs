@@ -400,6 +400,7 @@ impl OAuthProvider {
     /// Full authorization after a 401: discovery (the authorization
     /// server may have changed), then the code flow.
     async fn authorize_anew(&self, st: &mut State, challenge: &Challenge) -> Result<(), AuthError> {
+        self.login_possible()?;
         let (prm, asm) = self.discover(challenge).await?;
         if st.tokens.as_ref().is_some_and(|t| t.issuer != asm.issuer) {
             // Spec: basic/authorization/client-registration.mdx#authorization-server-binding
@@ -429,11 +430,7 @@ impl OAuthProvider {
         asm: ServerMetadata,
         mut scopes: BTreeSet<String>,
     ) -> Result<(), AuthError> {
-        let Some(redirect) = &self.inner.redirect else {
-            return Err(AuthError::LoginRequired {
-                server: self.server().to_owned(),
-            });
-        };
+        let redirect = self.login_possible()?;
         scopes.extend(st.requested.iter().cloned());
         scopes.remove("offline_access");
         if asm.lists_scope("offline_access") {
@@ -458,6 +455,16 @@ impl OAuthProvider {
         self.keep(st, &asm.issuer, &prm.resource, granted, requested)?;
         st.metadata = Some((prm, asm));
         Ok(())
+    }
+
+    /// The redirect handler, without which there is no authorizing.
+    fn login_possible(&self) -> Result<&Arc<dyn Redirect>, AuthError> {
+        self.inner
+            .redirect
+            .as_ref()
+            .ok_or_else(|| AuthError::LoginRequired {
+                server: self.server().to_owned(),
+            })
     }
 
     /// The client identity for `asm`, in the spec's order, saved under its

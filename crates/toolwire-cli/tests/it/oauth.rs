@@ -236,7 +236,7 @@ async fn an_expired_token_is_refreshed_and_a_step_up_adds_a_scope() {
 
     // A 401 with a refresh token: refreshed again, still no user.
     let retry = provider
-        .refused(401, &Challenge::parse(["Bearer"]), 0)
+        .refused(401, &Challenge::parse(["Bearer"]), Some(&header), 0)
         .await
         .expect("refresh on 401");
     assert!(retry);
@@ -245,7 +245,21 @@ async fn an_expired_token_is_refreshed_and_a_step_up_adds_a_scope() {
     // Step-up: a 403 insufficient_scope for mcp:write re-authorizes with
     // the union of the scopes.
     let challenge = Challenge::parse([r#"Bearer error="insufficient_scope", scope="mcp:write""#]);
-    assert!(provider.refused(403, &challenge, 0).await.expect("step-up"));
+    let sent = provider.authorization().await.expect("authorization");
+    // A refusal of an older token only asks for a resend, with no renewal.
+    assert!(
+        provider
+            .refused(403, &challenge, Some("Bearer old"), 0)
+            .await
+            .expect("resend")
+    );
+    assert_eq!(logins.load(Ordering::SeqCst), 1);
+    assert!(
+        provider
+            .refused(403, &challenge, sent.as_deref(), 0)
+            .await
+            .expect("step-up")
+    );
     assert_eq!(logins.load(Ordering::SeqCst), 2);
     let stepped = provider.tokens().await.expect("tokens").expect("held");
     let mut scopes = stepped.scopes.clone();
@@ -255,7 +269,7 @@ async fn an_expired_token_is_refreshed_and_a_step_up_adds_a_scope() {
 
     // The step-up is bounded: past the limit the refusal is final.
     let err = provider
-        .refused(403, &challenge, 3)
+        .refused(403, &challenge, None, 3)
         .await
         .expect_err("limit");
     assert!(err.to_string().contains("giving up"), "{err}");

@@ -42,13 +42,15 @@ pub trait AuthProvider: Send + Sync + 'static {
     fn authorization(&self) -> BoxFuture<'_, Result<Option<String>, AuthError>>;
 
     /// The server refused a request: `status` is 401 or 403, `challenge`
-    /// the parsed `WWW-Authenticate` header, `attempt` how many times this
-    /// request was already sent again. `Ok(true)` sends it again with fresh
+    /// the parsed `WWW-Authenticate` header, `sent` the `Authorization`
+    /// value the request carried, `attempt` how many times this request
+    /// was already sent again. `Ok(true)` sends it again with fresh
     /// credentials; `Ok(false)` gives the refusal to the caller.
     fn refused<'a>(
         &'a self,
         status: u16,
         challenge: &'a Challenge,
+        sent: Option<&'a str>,
         attempt: u32,
     ) -> BoxFuture<'a, Result<bool, AuthError>>;
 }

@@ -551,6 +551,7 @@ impl AuthProvider for OAuthProvider {
         &'a self,
         status: u16,
         challenge: &'a Challenge,
+        sent: Option<&'a str>,
         attempt: u32,
     ) -> BoxFuture<'a, Result<bool, AuthError>> {
         Box::pin(async move {
@@ -559,6 +560,12 @@ impl AuthProvider for OAuthProvider {
             }
             let mut st = self.inner.state.lock().await;
             self.load(&mut st)?;
+            // Another request renewed the token while this one was out:
+            // send it again with the new one instead of renewing twice.
+            let current = st.tokens.as_ref().map(bearer);
+            if current.is_some() && current.as_deref() != sent {
+                return Ok(true);
+            }
             match status {
                 401 => {
                     // A rejected token is refreshed once; after that, or

@@ -187,7 +187,7 @@ impl HttpTransport {
         for attempt in 0..MAX_AUTH_ATTEMPTS {
             let mut req = build()?;
             let value = auth.authorization().await?;
-            self.set_authorization(value);
+            self.set_authorization(value.clone());
             match self.authorization.read().ok().and_then(|a| a.clone()) {
                 Some(v) => req.headers_mut().insert(AUTHORIZATION, v),
                 None => req.headers_mut().remove(AUTHORIZATION),
@@ -203,7 +203,10 @@ impl HttpTransport {
             }
             let values = response.headers().get_all(http::header::WWW_AUTHENTICATE);
             let challenge = Challenge::parse(values.iter().filter_map(|v| v.to_str().ok()));
-            if !auth.refused(status.as_u16(), &challenge, attempt).await? {
+            if !auth
+                .refused(status.as_u16(), &challenge, value.as_deref(), attempt)
+                .await?
+            {
                 return Ok(response);
             }
         }

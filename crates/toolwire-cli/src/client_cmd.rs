@@ -131,7 +131,14 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
             for (name, value) in &c.headers {
                 builder = builder.with_http_header(name, value);
             }
-            builder = crate::auth_cmd::credentials(builder, url, c.bearer_env.as_deref())?;
+            // An explicit `--header "Authorization: …"` wins over the store.
+            if !c
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            {
+                builder = crate::auth_cmd::credentials(builder, url, c.bearer_env.as_deref())?;
+            }
             builder
                 .connect_http(url)
                 .with_context(|| format!("cannot use {url}"))

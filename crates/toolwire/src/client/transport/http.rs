@@ -188,10 +188,9 @@ impl HttpTransport {
             let mut req = build()?;
             let value = auth.authorization().await?;
             self.set_authorization(value.clone());
-            match self.authorization.read().ok().and_then(|a| a.clone()) {
-                Some(v) => req.headers_mut().insert(AUTHORIZATION, v),
-                None => req.headers_mut().remove(AUTHORIZATION),
-            };
+            if let Some(v) = self.authorization.read().ok().and_then(|a| a.clone()) {
+                req.headers_mut().insert(AUTHORIZATION, v);
+            }
             let response = self
                 .client
                 .request(req)

@@ -226,7 +226,11 @@ pub(crate) fn credentials(
             return Ok(builder);
         }
     };
-    let mut provider = OAuthProvider::new(url, OAuthConfig::new())?.with_store(store);
+    // A URL the provider cannot use is left for connect_http to explain.
+    let Ok(provider) = OAuthProvider::new(url, OAuthConfig::new()) else {
+        return Ok(builder);
+    };
+    let mut provider = provider.with_store(store);
     if logged_in {
         provider = provider.with_redirect(loopback());
     }

@@ -72,6 +72,10 @@ pub(crate) struct Connection {
     /// the platform's roots (repeatable).
     #[arg(long, value_name = "FILE")]
     cacert: Vec<std::path::PathBuf>,
+    /// Send `Authorization: Bearer $VAR` (HTTP only) instead of the token
+    /// `toolwire auth login` stored for the server.
+    #[arg(long, value_name = "VAR", conflicts_with = "stdio")]
+    bearer_env: Option<String>,
 }
 
 /// `toolwire discover`.
@@ -168,6 +172,14 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
             for (name, value) in &c.headers {
                 builder = builder.with_http_header(name, value);
             }
+            // An explicit `--header "Authorization: …"` wins over the store.
+            if !c
+                .headers
+                .iter()
+                .any(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            {
+                builder = crate::auth_cmd::credentials(builder, url, c.bearer_env.as_deref())?;
+            }
             builder
                 .connect_http(url)
                 .with_context(|| format!("cannot use {url}"))
@@ -197,7 +209,7 @@ fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow:
     }
 }
 
-fn print(text: &str) -> anyhow::Result<()> {
+pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;

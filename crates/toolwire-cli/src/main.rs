@@ -2,6 +2,7 @@
 
 mod auth_args;
 mod bus;
+mod auth_cmd;
 mod client_cmd;
 mod demo;
 mod demo_features;
@@ -94,6 +95,9 @@ enum Command {
     Complete(client_cmd::CompleteArgs),
     /// Print a server's change notifications until interrupted.
     Listen(client_cmd::ListenArgs),
+    /// Log in to OAuth-protected servers, list and forget stored tokens.
+    #[command(subcommand)]
+    Auth(auth_cmd::AuthCommand),
 }
 
 /// How `serve` (and `gateway`) serve: stdio, or Streamable HTTP with
@@ -327,6 +331,7 @@ fn run() -> anyhow::Result<()> {
             Command::Prompt(args) => client_cmd::prompt(args).await,
             Command::Complete(args) => client_cmd::complete(args).await,
             Command::Listen(args) => client_cmd::listen(args).await,
+            Command::Auth(command) => auth_cmd::run(command).await,
         }
     });
     // A read of stdin may still be blocked in a runtime thread after a

@@ -34,6 +34,8 @@
 //! roots with the `webpki-roots` feature) plus any CA given to
 //! [`ClientBuilder::with_ca_pem`], and HTTP/2 where the server offers it.
 
+#[cfg(feature = "oauth")]
+pub mod auth;
 mod builder;
 mod cache;
 mod engine;

@@ -11,6 +11,7 @@ mod gateway;
 mod guard;
 mod listen;
 mod mrtr;
+mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
 mod scale;

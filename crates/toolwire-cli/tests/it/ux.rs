@@ -323,7 +323,14 @@ async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
         let unquoted = without_quotes(line.trim_start_matches("| "));
         let mut words = unquoted.split_whitespace().skip(1);
         let sub = words.next().expect("a subcommand");
-        let help = run(&[sub, "--help"]).await;
+        let mut help = run(&[sub, "--help"]).await;
+        // A nested subcommand (`auth login`) lists its flags in its own help.
+        if let Some(nested) = words.clone().next().filter(|w| !w.starts_with("--")) {
+            let nested_help = run(&[sub, nested, "--help"]).await;
+            if nested_help.ok {
+                help = nested_help;
+            }
+        }
         assert!(help.ok, "{line}: {}", help.err);
         for flag in words.filter(|w| w.starts_with("--")) {
             let flag = flag.split('=').next().unwrap_or(flag);

@@ -9,18 +9,28 @@
 //! and make the exit status non-zero (the suite ignores it when running
 //! every scenario, but a single-scenario run reads it).
 //!
-//! OAuth is not implemented yet, so the `auth/*` scenarios fail at the first
-//! 401; they are listed in `conformance/client-expected-failures.yml`.
+//! The `auth/*` scenarios run the same steps behind toolwire's
+//! `OAuthProvider`; the user is `headless.rs`, which follows the mock
+//! authorization server's immediate redirect. `auth/pre-registration`
+//! passes its client in the context.
+
+#[path = "conformance-client/headless.rs"]
+mod headless;
 
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
+use toolwire::auth::{OAuthConfig, OAuthProvider};
 use toolwire::proto::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
     ElicitResult, Implementation, ListRootsRequestParams, ListRootsResult,
     PrimitiveSchemaDefinition, Tool,
 };
 use toolwire::{Client, ClientBuilder, InputError};
+
+/// The Client ID Metadata Document URL the suite expects
+/// (`auth/basic-cimd`).
+const CIMD_URL: &str = "https://conformance-test.local/client-metadata.json";
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -40,7 +50,17 @@ async fn main() -> ExitCode {
         .ok()
         .and_then(|c| serde_json::from_str(&c).ok())
         .unwrap_or(Value::Null);
-    let client = match builder().connect_http(&url) {
+    let mut builder = builder();
+    if scenario.starts_with("auth/") {
+        match oauth(&url, &context) {
+            Ok(provider) => builder = builder.with_auth(provider),
+            Err(e) => {
+                eprintln!("conformance-client: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let client = match builder.connect_http(&url) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("conformance-client: {e}");
@@ -70,6 +90,23 @@ async fn main() -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The OAuth provider of the auth scenarios: the pre-registered client
+/// from the context if there is one, the suite's CIMD URL, the headless
+/// user.
+fn oauth(url: &str, context: &Value) -> Result<OAuthProvider, toolwire::auth::AuthError> {
+    let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    let mut config = OAuthConfig::new()
+        .with_client_name("toolwire-conformance-client")
+        .with_client_metadata_url(CIMD_URL);
+    if let Some(id) = text("client_id") {
+        config = config.with_client(id, text("client_secret"));
+        if let Some(issuer) = text("issuer") {
+            config = config.with_client_issuer(issuer);
+        }
+    }
+    Ok(OAuthProvider::new(url, config)?.with_redirect(headless::Headless))
 }
 
 /// A client that answers every kind of input request, so that it can

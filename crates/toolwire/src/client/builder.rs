@@ -62,6 +62,8 @@ pub struct ClientBuilder {
     pub(crate) bearer: Option<String>,
     pub(crate) mode: ProtocolMode,
     pub(crate) ca_pems: Vec<Vec<u8>>,
+    #[cfg(feature = "oauth")]
+    pub(crate) auth: super::auth::AuthSlot,
 }
 
 impl Default for ClientBuilder {
@@ -88,6 +90,8 @@ impl ClientBuilder {
             bearer: None,
             mode: ProtocolMode::Auto,
             ca_pems: Vec::new(),
+            #[cfg(feature = "oauth")]
+            auth: super::auth::AuthSlot::default(),
         }
     }
 
@@ -243,6 +247,18 @@ impl ClientBuilder {
         self
     }
 
+    /// Authorizes HTTP requests with `provider` (for example an
+    /// [`OAuthProvider`](crate::auth::OAuthProvider)): its `Authorization`
+    /// value goes on every request, and a 401 or 403 is handed to it, which
+    /// may authorize and have the request sent again. Replaces
+    /// [`with_bearer_token`](Self::with_bearer_token).
+    #[cfg(feature = "oauth")]
+    pub fn with_auth(mut self, provider: impl super::auth::AuthProvider) -> Self {
+        self.auth = super::auth::AuthSlot(Some(Arc::new(provider)));
+        self.bearer = None;
+        self
+    }
+
     /// The client capabilities the registered handlers imply.
     pub fn capabilities(&self) -> ClientCapabilities {
         self.handlers.capabilities()
@@ -270,6 +286,8 @@ impl ClientBuilder {
     /// `https://`. No request is sent until the first call.
     pub fn connect_http(self, url: &str) -> Result<Client, ClientError> {
         let transport = HttpTransport::new(url, &self.http_headers, &self.ca_pems)?;
+        #[cfg(feature = "oauth")]
+        let transport = transport.with_auth(self.auth.0.clone());
         if let Some(token) = &self.bearer {
             transport.set_authorization(Some(format!("Bearer {token}")));
         }

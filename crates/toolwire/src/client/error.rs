@@ -127,6 +127,11 @@ pub enum ClientError {
     /// The server URL is not usable.
     #[error("invalid server URL: {0}")]
     InvalidUrl(String),
+    /// Authorization failed: discovery, registration, the user's consent,
+    /// a token request, or the server refusing even fresh credentials.
+    #[cfg(feature = "oauth")]
+    #[error(transparent)]
+    Auth(#[from] super::auth::AuthError),
     /// The server process could not be started.
     #[error("cannot start the server process: {0}")]
     Spawn(#[source] std::io::Error),

@@ -53,6 +53,11 @@ const STREAM_RETRIES: u32 = 5;
 /// How long the handshake waits for the legacy GET stream to open.
 const STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
+/// Most times one request is sent with fresh credentials, whatever the
+/// auth provider says.
+#[cfg(feature = "oauth")]
+const MAX_AUTH_ATTEMPTS: u32 = 8;
+
 /// The largest single JSON reply or SSE event accepted, in bytes.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
@@ -72,6 +77,9 @@ pub(crate) struct HttpTransport {
     inbound: InboundSink,
     /// The legacy GET stream's reader.
     stream: Mutex<Option<JoinHandle<()>>>,
+    /// Supplies `Authorization` and handles 401/403 (feature `oauth`).
+    #[cfg(feature = "oauth")]
+    auth: Option<Arc<dyn crate::client::auth::AuthProvider>>,
     /// The 2024-11-05 HTTP+SSE connection, once the server turned out to
     /// speak only that; kept for the transport's lifetime.
     sse: OnceLock<SseSession>,
@@ -120,8 +128,20 @@ impl HttpTransport {
             legacy_version: RwLock::new(None),
             inbound: InboundSink::default(),
             stream: Mutex::new(None),
+            #[cfg(feature = "oauth")]
+            auth: None,
             sse: OnceLock::new(),
         })
+    }
+
+    /// Authorizes every request through `auth`.
+    #[cfg(feature = "oauth")]
+    pub(crate) fn with_auth(
+        mut self,
+        auth: Option<Arc<dyn crate::client::auth::AuthProvider>>,
+    ) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// A request that got no response: a TLS refusal explained, or the
@@ -155,6 +175,51 @@ impl HttpTransport {
             builder = builder.header(SESSION_HEADER, session);
         }
         builder
+    }
+
+    /// Sends a request built by `build` with the auth provider's
+    /// credentials; a 401 or 403 goes to the provider, which may have it
+    /// sent again (a bounded number of times). The value is also kept for
+    /// the requests [`base`](Self::base) builds (legacy GET and DELETE).
+    #[cfg(feature = "oauth")]
+    async fn send_authorized(
+        &self,
+        build: impl Fn() -> Result<Request<Full<Bytes>>, ClientError>,
+    ) -> Result<hyper::Response<Body>, ClientError> {
+        use crate::client::auth::{AuthError, Challenge};
+        let Some(auth) = &self.auth else {
+            return self
+                .client
+                .request(build()?)
+                .await
+                .map_err(|e| self.failed(&e));
+        };
+        for attempt in 0..MAX_AUTH_ATTEMPTS {
+            let mut req = build()?;
+            let value = auth.authorization().await?;
+            self.set_authorization(value.clone());
+            if let Some(v) = self.authorization.read().ok().and_then(|a| a.clone()) {
+                req.headers_mut().insert(AUTHORIZATION, v);
+            }
+            let response = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| self.failed(&e))?;
+            let status = response.status();
+            if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
+                return Ok(response);
+            }
+            let values = response.headers().get_all(http::header::WWW_AUTHENTICATE);
+            let challenge = Challenge::parse(values.iter().filter_map(|v| v.to_str().ok()));
+            if !auth
+                .refused(status.as_u16(), &challenge, value.as_deref(), attempt)
+                .await?
+            {
+                return Ok(response);
+            }
+        }
+        Err(AuthError::RetryLimit(MAX_AUTH_ATTEMPTS).into())
     }
 
     fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
@@ -197,11 +262,13 @@ impl Transport for HttpTransport {
             if let Some(sse) = self.sse.get() {
                 return self.send_sse(sse, request).await;
             }
-            let req = self.build(&request)?;
             let had_session = self.session().is_some();
+            #[cfg(feature = "oauth")]
+            let response = self.send_authorized(|| self.build(&request)).await?;
+            #[cfg(not(feature = "oauth"))]
             let response = self
                 .client
-                .request(req)
+                .request(self.build(&request)?)
                 .await
                 .map_err(|e| self.failed(&e))?;
             let status = response.status();
@@ -255,19 +322,24 @@ impl Transport for HttpTransport {
             if let Some(sse) = self.sse.get() {
                 return self.post_sse(sse, body).await;
             }
-            let mut builder = self
-                .base(Method::POST, "application/json, text/event-stream")
-                .header(CONTENT_TYPE, "application/json");
-            if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
-                builder = builder.header(VERSION_HEADER, v);
-            }
-            let req = builder
-                .body(Full::new(body))
-                .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            let build = || {
+                let mut builder = self
+                    .base(Method::POST, "application/json, text/event-stream")
+                    .header(CONTENT_TYPE, "application/json");
+                if let Some(v) = self.legacy_version.read().ok().and_then(|v| v.clone()) {
+                    builder = builder.header(VERSION_HEADER, v);
+                }
+                builder
+                    .body(Full::new(body.clone()))
+                    .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))
+            };
             let had_session = self.session().is_some();
+            #[cfg(feature = "oauth")]
+            let response = self.send_authorized(build).await?;
+            #[cfg(not(feature = "oauth"))]
             let response = self
                 .client
-                .request(req)
+                .request(build()?)
                 .await
                 .map_err(|e| self.failed(&e))?;
             let status = response.status();

@@ -651,6 +651,7 @@ async fn sampling_roots_and_state_tools_complete_on_retry() {
     let mut retry = call("test_input_required_result_list_roots");
     retry["inputResponses"] =
         json!({"client_roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}});
+    retry["requestState"] = r1["requestState"].clone();
     let r2 = p.result("tools/call", retry).await;
     assert_eq!(r2["content"][0]["text"], "Found 1 root(s)");
 

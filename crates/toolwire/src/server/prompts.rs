@@ -319,6 +319,18 @@ mod tests {
         );
         assert!(r1["result"].get("ttlMs").is_none());
         let state = r1["result"]["requestState"].clone();
+        // Answers without the state answer nothing that was asked.
+        let again = call_with(
+            &s,
+            "prompts/get",
+            json!({
+                "name": "asks",
+                "inputResponses": {"ctx": {"action": "accept", "content": {"context": "abc"}}},
+            }),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(again["result"]["resultType"], "input_required", "{again}");
         let r2 = call_with(
             &s,
             "prompts/get",

@@ -385,13 +385,11 @@ async fn input_required_round_trips_structured_and_untyped() {
         .await;
     let (keys, state) = input_required(&r);
     assert_eq!(keys, ["quantity"]);
-    let mut retry = json!({
+    let retry = json!({
         "arguments": args,
+        "requestState": state,
         "inputResponses": {"quantity": {"action": "accept", "content": {"quantity": 3}}},
     });
-    if !state.is_empty() {
-        retry["requestState"] = json!(state);
-    }
     let r = c.call_with("order", retry, caps.clone()).await;
     assert_eq!(
         r["result"]["structuredContent"],
@@ -401,7 +399,8 @@ async fn input_required_round_trips_structured_and_untyped() {
     let r = c
         .call_with(
             "order",
-            json!({"arguments": args, "inputResponses": {"quantity": {"action": "decline"}}}),
+            json!({"arguments": args, "requestState": state,
+                   "inputResponses": {"quantity": {"action": "decline"}}}),
             caps.clone(),
         )
         .await;
@@ -411,12 +410,12 @@ async fn input_required_round_trips_structured_and_untyped() {
     let r = c
         .call_with("confirm", json!({"arguments": args}), caps.clone())
         .await;
-    let (keys, _) = input_required(&r);
+    let (keys, state) = input_required(&r);
     assert_eq!(keys, ["times"]);
     let r = c
         .call_with(
             "confirm",
-            json!({"arguments": args,
+            json!({"arguments": args, "requestState": state,
                    "inputResponses": {"times": {"action": "accept", "content": {"quantity": 2}}}}),
             caps,
         )

@@ -3,6 +3,7 @@
 mod bounds;
 mod client;
 mod demo_inputs;
+mod duplicates;
 mod era;
 mod features;
 mod listen;

@@ -492,6 +492,18 @@ async fn prompt_argument_errors_are_invalid_params() {
         )
         .await;
     assert_eq!(r["error"]["data"], json!({"missing": ["resourceUri"]}));
+    // Spec: server/prompts.mdx#embedded-resources — an embedded resource
+    // carries a valid URI: the server refuses to send one that is not.
+    let r = p
+        .call(
+            "prompts/get",
+            json!({"name": "test_prompt_with_embedded_resource",
+                   "arguments": {"resourceUri": "not a uri"}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"not a uri\""), "{message}");
     let r = p
         .call("prompts/get", json!({"name": "no_such_prompt"}))
         .await;

@@ -92,8 +92,10 @@ struct CountdownInput {
 #[derive(Deserialize)]
 struct RegionalEchoInput {
     region: String,
+    /// An integer-valued float (`42.0`) converts: the schema says
+    /// `integer`, and the tool builder reads such numbers as integers.
     #[allow(dead_code)]
-    #[serde(default, deserialize_with = "integral")]
+    #[serde(default)]
     priority: Option<i64>,
     text: String,
 }
@@ -112,26 +114,6 @@ fn add(i: &AddInput) -> Result<AddOutput, ToolError> {
             "{} + {} is not a finite number (the sum overflows)",
             i.a, i.b
         )))
-    }
-}
-
-/// Reads an optional integer that JSON may write as an integer-valued
-/// number (`42.0`, `4.2e1`): JSON Schema's `integer` accepts those, and
-/// serde's `i64` does not.
-fn integral<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
-        return Ok(None);
-    };
-    if let Some(i) = n.as_i64() {
-        return Ok(Some(i));
-    }
-    match n.as_f64() {
-        // Below 2^63 in magnitude, so the conversion is exact.
-        #[allow(clippy::cast_possible_truncation, reason = "integral and in range")]
-        Some(f) if f.fract() == 0.0 && f.abs() < 9.2e18 => Ok(Some(f as i64)),
-        _ => Err(serde::de::Error::custom(format!(
-            "expected an integer, found {n}"
-        ))),
     }
 }
 

@@ -64,8 +64,14 @@ type Outcome = Result<ToolResult, ToolError>;
 
 fn elicitation(cx: &RequestContext) -> Outcome {
     // Any valid answer completes, with or without a requestState, whatever
-    // other keys came along; a malformed one is -32602 (from `input`).
-    match cx.input::<ElicitAnswer<UserName>>("user_name")? {
+    // other keys came along (the suite's ignore-extra-params scenario sends
+    // one without state: a greeting is harmless to forge, so this tool
+    // accepts an unsolicited answer); a malformed one is -32602.
+    let answer = match cx.input::<ElicitAnswer<UserName>>("user_name")? {
+        Some(answer) => Some(answer),
+        None => cx.unsolicited_input::<ElicitAnswer<UserName>>("user_name")?,
+    };
+    match answer {
         Some(ElicitAnswer::Accept(u)) => Ok(ToolResult::text(format!("Hello, {}!", u.name))),
         Some(_) => Ok(ToolResult::text("Hello, stranger!")),
         None => Ok(ask_name(InputRequired::new(), "user_name", "What is your name?").into()),

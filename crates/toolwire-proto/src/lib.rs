@@ -4,8 +4,9 @@
 //! This crate owns the JSON-RPC envelope ([`Message`]), error codes
 //! ([`ErrorCode`]), the reserved `_meta` keys ([`meta`]), the protocol types
 //! ([`types`]), the tool-name rule ([`validate_tool_name`]) and the
-//! `x-mcp-header` rules and header-value encoding ([`header`]). It performs no
-//! I/O and knows no async runtime.
+//! `x-mcp-header` rules and header-value encoding ([`header`]), and the
+//! refusal of repeated JSON member names ([`from_str_unique`],
+//! [`UniqueKeys`]). It performs no I/O and knows no async runtime.
 
 mod error;
 pub mod header;
@@ -13,6 +14,7 @@ mod jsonrpc;
 pub mod meta;
 mod names;
 pub mod types;
+mod unique;
 
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{
@@ -20,3 +22,4 @@ pub use jsonrpc::{
     encode_error, encode_notification, encode_request, encode_result, exceeds_depth,
 };
 pub use names::{ToolNameError, validate_tool_name};
+pub use unique::{UniqueKeys, from_str_unique};

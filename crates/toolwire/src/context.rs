@@ -218,7 +218,13 @@ impl RequestContext {
         self.inner.round.get().map_or(1, |r| r.round)
     }
 
-    /// The raw `inputResponses` of a retried request.
+    /// The answers of a retried request: the members of `inputResponses`
+    /// that answer an input request the previous round sent, as its
+    /// verified `requestState` records. Members under other keys, and every
+    /// member of a request without `requestState`, are left out (see
+    /// [`unsolicited_input`](Self::unsolicited_input)).
+    ///
+    /// Spec: basic/patterns/mrtr.mdx#error-handling
     pub fn input_responses(&self) -> Option<&InputResponses> {
         self.inner.round.get().and_then(|r| r.responses.as_ref())
     }
@@ -227,10 +233,15 @@ impl RequestContext {
     /// `T`: [`ElicitAnswer<F>`](crate::ElicitAnswer) for an elicitation,
     /// `CreateMessageResult` for sampling, `ListRootsResult` for roots.
     ///
-    /// `Ok(None)` when there is no answer under `key` (a first call, or a
-    /// retry that missed the key): ask again by returning
-    /// [`InputRequired`](crate::InputRequired). Keys the handler does not
-    /// read are ignored.
+    /// Only an answer to a request the previous round sent counts: the
+    /// retry must echo that round's `requestState`, which records the keys
+    /// asked and binds them to this tool (prompt, resource), these
+    /// arguments and this principal, until it expires.
+    ///
+    /// `Ok(None)` when there is no such answer under `key` (a first call, a
+    /// retry that missed the key, or answers sent without `requestState`):
+    /// ask again by returning [`InputRequired`](crate::InputRequired). Keys
+    /// the handler does not read are ignored.
     ///
     /// # Errors
     ///
@@ -239,14 +250,28 @@ impl RequestContext {
     ///
     /// Spec: basic/patterns/mrtr.mdx#error-handling
     pub fn input<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, HandlerError> {
-        let Some(value) = self.input_responses().and_then(|r| r.get(key)) else {
-            return Ok(None);
-        };
-        T::deserialize(value).map(Some).map_err(|e| {
-            HandlerError::Protocol(ErrorObject::invalid_params(format!(
-                "inputResponses.{key} is not a valid answer: {e}"
-            )))
-        })
+        read_answer(self.input_responses(), key)
+    }
+
+    /// An answer under `key` that no verified `requestState` asked for: a
+    /// member of `inputResponses` sent without `requestState`, or under a
+    /// key the previous round did not ask. Deserialised as in
+    /// [`input`](Self::input).
+    ///
+    /// Nothing vouches for it: it is not bound to this request, its
+    /// arguments or its principal, and it never expires. Read it only where
+    /// a forged answer can do no harm (a greeting, not a confirmation), for
+    /// a server that accepts answers to questions it has not sent.
+    ///
+    /// # Errors
+    ///
+    /// `-32602` when the answer is present but malformed.
+    pub fn unsolicited_input<T: DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Result<Option<T>, HandlerError> {
+        let unsolicited = self.inner.round.get().and_then(|r| r.unsolicited.as_ref());
+        read_answer(unsolicited, key)
     }
 
     /// The state the handler attached to its last
@@ -376,6 +401,21 @@ impl RequestContext {
     }
 }
 
+/// The answer under `key` in `answers`, deserialised as `T`.
+fn read_answer<T: DeserializeOwned>(
+    answers: Option<&InputResponses>,
+    key: &str,
+) -> Result<Option<T>, HandlerError> {
+    let Some(value) = answers.and_then(|r| r.get(key)) else {
+        return Ok(None);
+    };
+    T::deserialize(value).map(Some).map_err(|e| {
+        HandlerError::Protocol(ErrorObject::invalid_params(format!(
+            "inputResponses.{key} is not a valid answer: {e}"
+        )))
+    })
+}
+
 fn progress_params(
     token: &ProgressToken,
     progress: f64,
@@ -466,8 +506,22 @@ mod tests {
         let cx = cx.with_round(RoundInput {
             round: 3,
             responses: Some(responses),
+            unsolicited: Some(
+                serde_json::from_value(json!({"extra": {"action": "cancel"}})).expect("map"),
+            ),
             state: json!({"n": 7}),
         });
+        assert!(cx.input::<ElicitAnswer>("extra").expect("ok").is_none());
+        assert_eq!(
+            cx.unsolicited_input::<ElicitAnswer>("extra")
+                .expect("valid"),
+            Some(ElicitAnswer::Cancel)
+        );
+        assert!(
+            cx.unsolicited_input::<ElicitAnswer>("ok")
+                .expect("ok")
+                .is_none()
+        );
         assert_eq!(cx.input_round(), 3);
         assert_eq!(
             cx.input::<ElicitAnswer>("ok").expect("valid"),

@@ -405,8 +405,17 @@ fn seal_fixture() -> &'static SealFixture {
         let binding = Binding::new("tools/call", "fuzz", &json!({"a": 1}), Some("alice"));
         let now = UNIX_EPOCH + Duration::from_secs(2_000_000_000);
         let state = json!({"step": 2, "seen": ["x"]});
-        let sealed = seal::seal(&keys, &binding, 3, &state, Duration::from_secs(600), now)
-            .expect("sealing works");
+        let asked = vec!["name".to_owned()];
+        let sealed = seal::seal(
+            &keys,
+            &binding,
+            3,
+            asked,
+            &state,
+            Duration::from_secs(600),
+            now,
+        )
+        .expect("sealing works");
         SealFixture {
             keys,
             binding,
@@ -442,6 +451,7 @@ pub fn sealed_state(data: &[u8]) {
         Ok(opened) => {
             assert_eq!(edited, f.sealed, "an edited state opened");
             assert_eq!((opened.round, &opened.state), (3, &f.state));
+            assert_eq!(opened.asked, ["name"]);
         }
         Err(e) => assert_ne!(edited, f.sealed, "the original state failed to open: {e}"),
     }

@@ -130,7 +130,7 @@ impl UriVariables {
 /// only URI characters and well-formed percent-escapes after it.
 ///
 /// Spec: server/resources.mdx#custom-uri-schemes
-fn check_uri(uri: &str) -> Result<(), ResourceProblem> {
+pub(crate) fn check_uri(uri: &str) -> Result<(), ResourceProblem> {
     let Some((scheme, _)) = uri.split_once(':') else {
         return Err(ResourceProblem::InvalidUri("it has no scheme"));
     };

@@ -2,6 +2,8 @@
 //! conventions for what a handler may return, and the erased form the
 //! registry stores.
 
+mod finite;
+
 use crate::context::RequestContext;
 use crate::handler::{
     BoxFuture, Handled, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput,
@@ -115,10 +117,21 @@ impl IntoHandlerOutput<CallToolResult> for Vec<ContentBlock> {
 ///
 /// # Errors
 ///
-/// `-32603` when `value` does not serialise.
+/// A tool execution error ([`HandlerError::Failed`], an `isError` result)
+/// when `value` holds a number that is not finite (NaN, an overflow to
+/// infinity): JSON cannot carry it. `-32603` when `value` does not
+/// serialise for another reason.
 pub fn structured<T: Serialize>(value: &T) -> Result<CallToolResult, HandlerError> {
-    let value = serde_json::to_value(value).map_err(|e| {
-        HandlerError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
+    let value = finite::to_value(value).map_err(|e| match e {
+        // Spec: server/tools.mdx#error-handling — the tool's computation
+        // failed; the model can read that and try other arguments.
+        finite::OutputError::NotFinite => HandlerError::failed(
+            "the result holds a number that is not finite (NaN or an overflow to infinity), \
+             which JSON cannot carry",
+        ),
+        finite::OutputError::Serialise(e) => {
+            HandlerError::Protocol(ErrorObject::internal(format!("unserialisable output: {e}")))
+        }
     })?;
     // Written straight into a `String` (`Value`'s `Display` goes through a
     // formatter adapter); encoding a `Value` cannot fail.
@@ -480,6 +493,65 @@ impl<I, O> ToolBuilder<I, O> {
     }
 }
 
+/// Whether `schema` declares an `integer` anywhere (`"type": "integer"`, or
+/// a `type` list that holds it).
+fn declares_integer(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.iter().any(|(key, v)| match (key.as_str(), v) {
+            ("type", Value::String(t)) => t == "integer",
+            ("type", Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+            _ => declares_integer(v),
+        }),
+        Value::Array(items) => items.iter().any(declares_integer),
+        _ => false,
+    }
+}
+
+/// Rewrites integer-valued numbers written as floats (`42.0`, `4.2e1`) as
+/// integers, so that serde's integer types read them: JSON Schema's
+/// `integer` accepts them, and serde's `i64` does not. Floats outside the
+/// 64-bit integer range stay as they are.
+fn integral_numbers(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let f = n.as_f64().unwrap_or(f64::NAN);
+            // NaN and infinities have no zero fraction.
+            if f.fract() != 0.0 {
+                return;
+            }
+            #[allow(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "integral and in range, so exact"
+            )]
+            let int = if (-9.2e18..9.2e18).contains(&f) {
+                Value::from(f as i64)
+            } else if (0.0..1.8e19).contains(&f) {
+                Value::from(f as u64)
+            } else {
+                return;
+            };
+            *v = int;
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
+/// The typed arguments of a call: `args` deserialised as `I`, with
+/// integer-valued floats read as integers when the input schema declares an
+/// integer (`integers`).
+fn typed_arguments<I: DeserializeOwned>(
+    mut args: Value,
+    integers: bool,
+) -> Result<I, serde_json::Error> {
+    if integers {
+        integral_numbers(&mut args);
+    }
+    serde_json::from_value::<I>(args)
+}
+
 fn bad_arguments(e: &serde_json::Error) -> Handled<CallToolResult> {
     Ok(HandlerOutput::Complete(CallToolResult::error_text(
         format!(
@@ -498,10 +570,11 @@ impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
         R: IntoHandlerOutput<CallToolResult> + 'static,
     {
         let f = Arc::new(f);
+        let integers = self.input_schema.as_ref().is_some_and(declares_integer);
         self.finish(Arc::new(move |args, cx| {
             let f = Arc::clone(&f);
             Box::pin(async move {
-                let input = match serde_json::from_value::<I>(args) {
+                let input = match typed_arguments::<I>(args, integers) {
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
@@ -522,10 +595,11 @@ impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I
         R: IntoTypedOutput<O> + 'static,
     {
         let f = Arc::new(f);
+        let integers = self.input_schema.as_ref().is_some_and(declares_integer);
         self.finish(Arc::new(move |args, cx| {
             let f = Arc::clone(&f);
             Box::pin(async move {
-                let input = match serde_json::from_value::<I>(args) {
+                let input = match typed_arguments::<I>(args, integers) {
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };

@@ -77,7 +77,7 @@ async fn regional_echo_takes_an_integer_valued_priority() {
 }
 
 /// `toolwire serve --http 127.0.0.1:0` and the address it listens on.
-async fn serve_http() -> (Child, String) {
+pub(crate) async fn serve_http() -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolwire"))
         .args(["serve", "--http", "127.0.0.1:0"])
         .env_remove("TOOLWIRE_STATE_KEYS")

@@ -5,6 +5,7 @@ mod bounds;
 mod client;
 mod deadlines;
 mod demo_inputs;
+mod duplicates;
 mod era;
 mod features;
 mod gateway;

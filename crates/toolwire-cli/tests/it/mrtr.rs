@@ -148,19 +148,72 @@ async fn accept_confirms_and_anything_else_does_not() {
         assert_eq!(text(&r), "not confirmed: deploy");
     }
 
-    // Without a state the answer still counts, and extra keys are ignored.
+    // Keys the round did not ask for are ignored, malformed or not.
     let r = p
         .call(
             6,
             "tools/call",
             confirm(
                 "deploy",
-                json!({"inputResponses": {"confirm": accept(true), "unknown_extra_key": 1,
-                                          "another_unexpected": {"action": "accept"}}}),
+                json!({"requestState": s, "inputResponses": {"confirm": accept(true),
+                       "unknown_extra_key": 1, "another_unexpected": {"action": "accept"}}}),
             ),
         )
         .await;
     assert_eq!(text(&r), "confirmed: deploy");
+}
+
+/// Spec: basic/patterns/mrtr.mdx#error-handling — only answers to what the
+/// verified state's round asked count. Without `requestState` nothing was
+/// asked: the answers are ignored and round 1 starts, so dropping the state
+/// cannot bypass its expiry or its binding.
+#[tokio::test]
+async fn answers_without_request_state_are_ignored() {
+    let mut p = Proc::spawn();
+    for (id, responses) in [
+        (1, json!({"confirm": accept(true)})),
+        (2, json!({"confirm": accept(true), "extra": 1})),
+        // Malformed, but not asked for: ignored, not -32602.
+        (3, json!({"confirm": 12345})),
+    ] {
+        let r = p
+            .call(
+                id,
+                "tools/call",
+                confirm("deploy", json!({"inputResponses": responses})),
+            )
+            .await;
+        let fresh = state(&r);
+        assert!(
+            r["result"]["inputRequests"]["confirm"].is_object(),
+            "{responses}: {r}"
+        );
+        // The round-1 state: its retry is round 2, and it completes.
+        let r = p
+            .call(
+                id + 10,
+                "tools/call",
+                confirm(
+                    "deploy",
+                    json!({"requestState": fresh, "inputResponses": {"confirm": accept(true)}}),
+                ),
+            )
+            .await;
+        assert_eq!(text(&r), "confirmed: deploy");
+    }
+    // A state sealed for another request still fails, answers or not.
+    let other = round_one(&mut p, 30, "destroy").await;
+    let r = p
+        .call(
+            31,
+            "tools/call",
+            confirm(
+                "deploy",
+                json!({"requestState": other, "inputResponses": {"confirm": accept(true)}}),
+            ),
+        )
+        .await;
+    assert_state_refused(&r);
 }
 
 #[tokio::test]
@@ -205,6 +258,7 @@ async fn missing_or_wrong_keys_ask_again_with_a_new_state_each_round() {
 #[tokio::test]
 async fn malformed_answers_are_invalid_params() {
     let mut p = Proc::spawn();
+    let s = round_one(&mut p, 100, "deploy").await;
     for (id, responses) in [
         (1, json!({"confirm": 12345})),
         (2, json!({"confirm": "yes"})),
@@ -220,7 +274,10 @@ async fn malformed_answers_are_invalid_params() {
             .call(
                 id,
                 "tools/call",
-                confirm("deploy", json!({"inputResponses": responses})),
+                confirm(
+                    "deploy",
+                    json!({"requestState": s, "inputResponses": responses}),
+                ),
             )
             .await;
         assert_eq!(r["error"]["code"], -32602, "{responses}: {r}");

@@ -492,6 +492,18 @@ async fn prompt_argument_errors_are_invalid_params() {
         )
         .await;
     assert_eq!(r["error"]["data"], json!({"missing": ["resourceUri"]}));
+    // Spec: server/prompts.mdx#embedded-resources — an embedded resource
+    // carries a valid URI: the server refuses to send one that is not.
+    let r = p
+        .call(
+            "prompts/get",
+            json!({"name": "test_prompt_with_embedded_resource",
+                   "arguments": {"resourceUri": "not a uri"}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    let message = r["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("\"not a uri\""), "{message}");
     let r = p
         .call("prompts/get", json!({"name": "no_such_prompt"}))
         .await;
@@ -651,6 +663,7 @@ async fn sampling_roots_and_state_tools_complete_on_retry() {
     let mut retry = call("test_input_required_result_list_roots");
     retry["inputResponses"] =
         json!({"client_roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]}});
+    retry["requestState"] = r1["requestState"].clone();
     let r2 = p.result("tools/call", retry).await;
     assert_eq!(r2["content"][0]["text"], "Found 1 root(s)");
 

@@ -37,8 +37,12 @@ pub(crate) struct RoundInput {
     /// This attempt's round: 1 for a first attempt, one more than the round
     /// that sealed the echoed state otherwise.
     pub(crate) round: u32,
-    /// `inputResponses`, when the request carried them.
+    /// The members of `inputResponses` that answer a request the verified
+    /// state's round sent; `None` without a verified state.
     pub(crate) responses: Option<InputResponses>,
+    /// The other members of `inputResponses` (all of them without a
+    /// state): answers nothing vouches for. `None` when there are none.
+    pub(crate) unsolicited: Option<InputResponses>,
     /// The handler's unsealed state; `null` when there was none.
     pub(crate) state: Value,
 }
@@ -104,15 +108,20 @@ impl Server {
                 )));
             }
         };
-        let (round, state, binding) = match p.params.request_state.take() {
-            None => (1, Value::Null, None),
+        let (round, state, binding, asked) = match p.params.request_state.take() {
+            None => (1, Value::Null, None, Vec::new()),
             Some(sealed) => {
                 let Some(keys) = self.state_keys() else {
                     return Err(no_keys());
                 };
                 let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
                 match seal::open(keys, &binding, &sealed, SystemTime::now()) {
-                    Ok(opened) => (opened.round.saturating_add(1), opened.state, Some(binding)),
+                    Ok(opened) => (
+                        opened.round.saturating_add(1),
+                        opened.state,
+                        Some(binding),
+                        opened.asked,
+                    ),
                     Err(why) => {
                         tracing::debug!(method = M::METHOD, target, "requestState refused: {why}");
                         // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
@@ -123,6 +132,15 @@ impl Server {
                     }
                 }
             }
+        };
+        // Spec: basic/patterns/mrtr.mdx#error-handling — information the
+        // server did not ask for is ignored. Only answers to the requests the
+        // verified state's round sent count: without a state (toolwire always
+        // seals one with its input requests) nothing was asked, and the
+        // round starts again as if no answers had come.
+        let (responses, unsolicited) = match responses {
+            None => (None, None),
+            Some(all) => split_answers(all, binding.is_some().then_some(asked.as_slice())),
         };
         let mrtr = Mrtr {
             meta: Arc::clone(&p.meta),
@@ -136,6 +154,7 @@ impl Server {
             RoundInput {
                 round,
                 responses,
+                unsolicited,
                 state,
             },
         ))
@@ -193,7 +212,10 @@ impl Server {
         // The state is always sealed, even when the handler keeps none: it
         // carries the round and binds the retry to this request.
         let binding = m.binding(target, arguments);
-        let sealed = match seal::seal(keys, &binding, m.round, &state, ttl, SystemTime::now()) {
+        // The keys sent, so that the retry accepts answers to them only.
+        let asked = requests.keys().cloned().collect();
+        let now = SystemTime::now();
+        let sealed = match seal::seal(keys, &binding, m.round, asked, &state, ttl, now) {
             Ok(s) => s,
             Err(e) => {
                 crate::log_limit::error_limited!("sealing requestState failed: {e}");
@@ -217,6 +239,27 @@ impl Server {
             .as_ref()
             .or_else(|| seal::process_keys())
     }
+}
+
+/// Splits `all` into the answers to the requests `asked` names (sorted;
+/// `None` when no verified state says what was asked) and the rest.
+fn split_answers(
+    all: InputResponses,
+    asked: Option<&[String]>,
+) -> (Option<InputResponses>, Option<InputResponses>) {
+    let Some(asked) = asked else {
+        return (None, (!all.is_empty()).then_some(all));
+    };
+    let mut answers = InputResponses::new();
+    let mut rest = InputResponses::new();
+    for (key, value) in all {
+        if asked.binary_search(&key).is_ok() {
+            answers.insert(key, value);
+        } else {
+            rest.insert(key, value);
+        }
+    }
+    (Some(answers), (!rest.is_empty()).then_some(rest))
 }
 
 fn no_keys() -> Outcome {

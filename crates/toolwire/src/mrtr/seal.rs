@@ -11,8 +11,9 @@
 //! The version and key id are authenticated as associated data. The
 //! plaintext is a small JSON object: the round, the expiry, a SHA-256 digest
 //! of the method, target name and canonical arguments, a digest of the
-//! principal, and the handler's state. Nothing of the arguments or the state
-//! is readable without the key.
+//! principal, the keys of the input requests the round asked (only answers
+//! under those keys are accepted on the retry), and the handler's state.
+//! Nothing of the arguments or the state is readable without the key.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
@@ -326,6 +327,10 @@ struct Plain {
     /// Digest of the principal, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     who: Option<String>,
+    /// The keys of the input requests the round sent, sorted: the handler's
+    /// own keys, already sent to the client in `inputRequests`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    k: Vec<String>,
     /// The handler's state.
     #[serde(default)]
     s: Value,
@@ -338,6 +343,8 @@ pub(crate) struct Opened {
     pub(crate) round: u32,
     /// The handler's state (`null` when it sealed none).
     pub(crate) state: Value,
+    /// The keys of the input requests the round that sealed it sent, sorted.
+    pub(crate) asked: Vec<String>,
 }
 
 /// Why a state failed verification. All of them reach the client as the same
@@ -375,11 +382,13 @@ fn millis(t: SystemTime) -> u64 {
 }
 
 /// Seals `state` for round `round` of the request `binding` describes,
-/// valid for `ttl` from `now`.
+/// which asked for input under the keys `asked` (sorted), valid for `ttl`
+/// from `now`.
 pub(crate) fn seal(
     keys: &StateKeys,
     binding: &Binding,
     round: u32,
+    asked: Vec<String>,
     state: &Value,
     ttl: Duration,
     now: SystemTime,
@@ -390,6 +399,7 @@ pub(crate) fn seal(
         exp,
         req: URL_SAFE_NO_PAD.encode(binding.request),
         who: binding.principal.map(|p| URL_SAFE_NO_PAD.encode(p)),
+        k: asked,
         s: state.clone(),
     };
     let msg = serde_json::to_vec(&plain).map_err(|e| SealError::Serialise(e.to_string()))?;
@@ -459,6 +469,7 @@ pub(crate) fn open(
     Ok(Opened {
         round: plain.r,
         state: plain.s,
+        asked: plain.k,
     })
 }
 
@@ -490,15 +501,23 @@ mod tests {
     fn seal_then_open_round_trips_state_and_round() {
         let k = keys(1);
         let state = json!({"step": 2, "name": "Alice"});
-        let sealed = seal(&k, &binding(), 3, &state, TTL, now()).expect("seals");
+        let asked = vec!["a".to_owned(), "b".to_owned()];
+        let sealed = seal(&k, &binding(), 3, asked.clone(), &state, TTL, now()).expect("seals");
         let opened = open(&k, &binding(), &sealed, now()).expect("opens");
-        assert_eq!(opened, Opened { round: 3, state });
+        assert_eq!(
+            opened,
+            Opened {
+                round: 3,
+                state,
+                asked
+            }
+        );
     }
 
     #[test]
     fn any_flipped_byte_or_appended_text_fails_verification() {
         let k = keys(1);
-        let sealed = seal(&k, &binding(), 1, &json!(null), TTL, now()).expect("seals");
+        let sealed = seal(&k, &binding(), 1, Vec::new(), &json!(null), TTL, now()).expect("seals");
         let raw = URL_SAFE_NO_PAD.decode(&sealed).expect("base64");
         for i in 0..raw.len() {
             let mut bad = raw.clone();
@@ -524,7 +543,8 @@ mod tests {
 
     #[test]
     fn another_key_cannot_open() {
-        let sealed = seal(&keys(1), &binding(), 1, &json!(1), TTL, now()).expect("seals");
+        let sealed =
+            seal(&keys(1), &binding(), 1, Vec::new(), &json!(1), TTL, now()).expect("seals");
         assert_eq!(
             open(&keys(2), &binding(), &sealed, now()),
             Err(OpenError::UnknownKey)
@@ -533,7 +553,8 @@ mod tests {
 
     #[test]
     fn a_key_that_claims_another_keys_id_is_caught_by_the_tag() {
-        let sealed = seal(&keys(1), &binding(), 1, &json!(1), TTL, now()).expect("seals");
+        let sealed =
+            seal(&keys(1), &binding(), 1, Vec::new(), &json!(1), TTL, now()).expect("seals");
         // Same id, different key material: forge the ring by hand.
         let impostor = StateKeys {
             keys: vec![StateKey {
@@ -551,7 +572,8 @@ mod tests {
     #[test]
     fn rotation_keeps_old_keys_for_opening_and_seals_with_the_first() {
         let old = keys(1);
-        let sealed_old = seal(&old, &binding(), 1, &json!("a"), TTL, now()).expect("seals");
+        let sealed_old =
+            seal(&old, &binding(), 1, Vec::new(), &json!("a"), TTL, now()).expect("seals");
         let rotated = StateKeys::from_keys([[9; STATE_KEY_LEN], [1; STATE_KEY_LEN]]).expect("ring");
         assert_eq!(
             open(&rotated, &binding(), &sealed_old, now())
@@ -559,7 +581,8 @@ mod tests {
                 .state,
             json!("a")
         );
-        let sealed_new = seal(&rotated, &binding(), 2, &json!("b"), TTL, now()).expect("seals");
+        let sealed_new =
+            seal(&rotated, &binding(), 2, Vec::new(), &json!("b"), TTL, now()).expect("seals");
         assert_eq!(
             open(&keys(9), &binding(), &sealed_new, now())
                 .expect("sealed with the first key")
@@ -576,8 +599,16 @@ mod tests {
     fn expired_state_is_refused() {
         let k = keys(1);
         let t0 = now();
-        let sealed =
-            seal(&k, &binding(), 1, &json!(1), Duration::from_secs(60), t0).expect("seals");
+        let sealed = seal(
+            &k,
+            &binding(),
+            1,
+            Vec::new(),
+            &json!(1),
+            Duration::from_secs(60),
+            t0,
+        )
+        .expect("seals");
         assert!(open(&k, &binding(), &sealed, t0 + Duration::from_secs(59)).is_ok());
         assert_eq!(
             open(&k, &binding(), &sealed, t0 + Duration::from_secs(61)),
@@ -589,7 +620,7 @@ mod tests {
     fn state_is_bound_to_method_target_arguments_and_principal() {
         let k = keys(1);
         let args = json!({"action": "deploy", "n": 1});
-        let sealed = seal(&k, &binding(), 1, &json!(1), TTL, now()).expect("seals");
+        let sealed = seal(&k, &binding(), 1, Vec::new(), &json!(1), TTL, now()).expect("seals");
         for (other, want) in [
             (
                 Binding::new("prompts/get", "confirm_action", &args, Some("alice")),
@@ -646,8 +677,8 @@ mod tests {
             &json!({"action": "launch-the-rockets"}),
             Some("alice"),
         );
-        let s1 = seal(&k, &b, 1, &state, TTL, now()).expect("seals");
-        let s2 = seal(&k, &b, 1, &state, TTL, now()).expect("seals");
+        let s1 = seal(&k, &b, 1, Vec::new(), &state, TTL, now()).expect("seals");
+        let s2 = seal(&k, &b, 1, Vec::new(), &state, TTL, now()).expect("seals");
         assert_ne!(s1, s2, "fresh nonce per seal");
         for s in [&s1, &s2] {
             let raw = URL_SAFE_NO_PAD.decode(s).expect("base64");

@@ -19,7 +19,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
-use toolwire_proto::{ErrorObject, Request, RequestId};
+use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, from_str_unique};
 
 /// The parameter members the pipeline reads, parsed once per request.
 /// Method-specific members that are rarely used are read from the raw params.
@@ -145,8 +145,14 @@ struct Envelope<'a> {
     id: RequestId,
     #[serde(borrow)]
     method: Cow<'a, str>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_params")]
     params: Option<Params>,
+}
+
+/// `params` read through [`UniqueKeys`]: a repeated member name at any depth
+/// fails the fast path, and the general path answers it.
+fn unique_params<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Params>, D::Error> {
+    Option::<Params>::deserialize(UniqueKeys::new(d))
 }
 
 /// `_meta` read in place and moved into its `Arc` once (serde's own `Arc`
@@ -256,7 +262,10 @@ impl Server {
         let method = Method::parse(&method);
         let mut params: Params = match raw {
             None => Params::default(),
-            Some(raw) => match serde_json::from_str::<Params>(raw.get()) {
+            // Spec: RFC 8259 §4 — a repeated member name is read differently
+            // by different parsers (a gateway may act on the first value,
+            // serde_json keeps the last), so `params` must not have one.
+            Some(raw) => match from_str_unique::<Params>(raw.get()) {
                 Ok(mut p) => {
                     p.raw = Some(RawParams::Params(raw));
                     p

@@ -13,7 +13,9 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::meta::SERVER_INFO_KEY;
-use toolwire_proto::types::{GetPromptRequest, ListPromptsResult, ResultType};
+use toolwire_proto::types::{
+    ContentBlock, GetPromptRequest, GetPromptResult, ListPromptsResult, ResultType,
+};
 
 impl Named for Prompt {
     fn name(&self) -> &str {
@@ -135,6 +137,9 @@ impl Server {
                 self.input_required(round, ir, &name, bound)
             }
             Ok(HandlerOutput::Complete(mut result)) => {
+                if let Some(e) = invalid_embedded_uri(&name, &result) {
+                    return Outcome::error(e);
+                }
                 result.result_type = ResultType::Complete;
                 let Some(meta) = result.meta.as_mut() else {
                     return self.respond_with_meta(shape, &id, &result);
@@ -146,6 +151,26 @@ impl Server {
             Err(e) => Outcome::error(e.into_error_object()),
         }
     }
+}
+
+/// The `-32603` for a rendered prompt that embeds a resource whose URI is
+/// not an absolute URI: the handler's mistake, reported to the client
+/// without a log line (a client may have supplied the URI).
+///
+/// Spec: server/prompts.mdx#embedded-resources — an embedded resource
+/// carries a valid resource URI.
+fn invalid_embedded_uri(prompt: &str, result: &GetPromptResult) -> Option<ErrorObject> {
+    result.messages.iter().find_map(|m| {
+        let ContentBlock::Resource(embedded) = &m.content else {
+            return None;
+        };
+        let uri = embedded.resource.uri();
+        crate::resource::check_uri(uri).err().map(|why| {
+            ErrorObject::internal(format!(
+                "prompt {prompt:?} embedded a resource whose URI {uri:?} is {why}"
+            ))
+        })
+    })
 }
 
 #[cfg(test)]
@@ -334,6 +359,18 @@ mod tests {
         );
         assert!(r1["result"].get("ttlMs").is_none());
         let state = r1["result"]["requestState"].clone();
+        // Answers without the state answer nothing that was asked.
+        let again = call_with(
+            &s,
+            "prompts/get",
+            json!({
+                "name": "asks",
+                "inputResponses": {"ctx": {"action": "accept", "content": {"context": "abc"}}},
+            }),
+            caps.clone(),
+        )
+        .await;
+        assert_eq!(again["result"]["resultType"], "input_required", "{again}");
         let r2 = call_with(
             &s,
             "prompts/get",

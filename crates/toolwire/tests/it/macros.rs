@@ -14,7 +14,7 @@ use toolwire::schemars::JsonSchema;
 use toolwire::serde::{Deserialize, Serialize};
 use toolwire::{
     ElicitAnswer, HandlerOutput, HttpConfig, InputRequired, RegistrationError, RequestContext,
-    Server, ServerConfig, ToolError, ToolResult, tool, tools,
+    Server, ServerConfig, Tool, ToolError, ToolResult, tool, tools,
 };
 
 /// Echoes the text back.
@@ -385,13 +385,11 @@ async fn input_required_round_trips_structured_and_untyped() {
         .await;
     let (keys, state) = input_required(&r);
     assert_eq!(keys, ["quantity"]);
-    let mut retry = json!({
+    let retry = json!({
         "arguments": args,
+        "requestState": state,
         "inputResponses": {"quantity": {"action": "accept", "content": {"quantity": 3}}},
     });
-    if !state.is_empty() {
-        retry["requestState"] = json!(state);
-    }
     let r = c.call_with("order", retry, caps.clone()).await;
     assert_eq!(
         r["result"]["structuredContent"],
@@ -401,7 +399,8 @@ async fn input_required_round_trips_structured_and_untyped() {
     let r = c
         .call_with(
             "order",
-            json!({"arguments": args, "inputResponses": {"quantity": {"action": "decline"}}}),
+            json!({"arguments": args, "requestState": state,
+                   "inputResponses": {"quantity": {"action": "decline"}}}),
             caps.clone(),
         )
         .await;
@@ -411,12 +410,12 @@ async fn input_required_round_trips_structured_and_untyped() {
     let r = c
         .call_with("confirm", json!({"arguments": args}), caps.clone())
         .await;
-    let (keys, _) = input_required(&r);
+    let (keys, state) = input_required(&r);
     assert_eq!(keys, ["times"]);
     let r = c
         .call_with(
             "confirm",
-            json!({"arguments": args,
+            json!({"arguments": args, "requestState": state,
                    "inputResponses": {"times": {"action": "accept", "content": {"quantity": 2}}}}),
             caps,
         )
@@ -561,4 +560,60 @@ async fn header_parameters_are_annotated_and_checked_over_http() {
     assert_eq!(v["error"]["code"], -32020, "{v}");
     let _ = stop.send(());
     task.await.expect("join").expect("served");
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(crate = "toolwire::serde")]
+#[schemars(crate = "toolwire::schemars")]
+struct Scale {
+    n: i64,
+    factor: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+#[serde(crate = "toolwire::serde")]
+#[schemars(crate = "toolwire::schemars")]
+struct Scaled {
+    value: f64,
+}
+
+/// Issue 14: an integer-valued float converts to an integer parameter
+/// whose schema says `integer`, and a non-finite output is an `isError`
+/// result, not a protocol error.
+#[tokio::test]
+async fn integer_valued_floats_convert_and_non_finite_output_is_a_tool_error() {
+    let server = Server::new(ServerConfig::new("numbers", "1"));
+    server
+        .add_tool(
+            Tool::builder("scale")
+                .input::<Scale>()
+                .output::<Scaled>()
+                .handler(|s: Scale, _| async move {
+                    #[allow(clippy::cast_precision_loss, reason = "a test value")]
+                    Scaled {
+                        value: s.n as f64 * s.factor,
+                    }
+                })
+                .expect("valid tool"),
+        )
+        .expect("add");
+    let mut c = Pipe::start(server);
+    for n in [json!(42.0), json!(4.2e1), json!(42)] {
+        let r = c.call("scale", json!({"n": n, "factor": 0.5})).await;
+        assert_eq!(
+            r["result"]["structuredContent"],
+            json!({"value": 21.0}),
+            "{n}: {r}"
+        );
+    }
+    // A fraction is still refused, by the schema.
+    let r = c.call("scale", json!({"n": 42.5, "factor": 1.0})).await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    for factor in [1e308, -1e308] {
+        let r = c.call("scale", json!({"n": 1e3, "factor": factor})).await;
+        assert!(r.get("error").is_none(), "a protocol error: {r}");
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(text(&r).contains("not finite"), "{r}");
+        assert!(r["result"].get("structuredContent").is_none(), "{r}");
+    }
 }

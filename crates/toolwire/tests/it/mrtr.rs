@@ -352,7 +352,8 @@ async fn several_input_kinds_go_out_at_once_and_come_back_typed() {
             3,
             "gather",
             all_caps(),
-            json!({"inputResponses": {"user_name": accept(json!({"name": "Bob"}))}}),
+            json!({"requestState": state,
+                   "inputResponses": {"user_name": accept(json!({"name": "Bob"}))}}),
         )
         .await;
     input_required(&r);
@@ -363,7 +364,7 @@ async fn several_input_kinds_go_out_at_once_and_come_back_typed() {
             4,
             "gather",
             all_caps(),
-            json!({"inputResponses": {"greeting": {"action": "accept"}}}),
+            json!({"requestState": state, "inputResponses": {"greeting": {"action": "accept"}}}),
         )
         .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
@@ -381,8 +382,26 @@ async fn requests_the_client_cannot_answer_are_never_sent() {
             json!({}),
         )
         .await;
-    let (keys, _) = input_required(&r);
+    let (keys, state) = input_required(&r);
     assert_eq!(keys, ["client_roots", "greeting", "user_name"]);
+    // An answer to the request that was not sent is ignored, like any
+    // member of inputResponses the round did not ask for.
+    let answers = json!({
+        "user_name": accept(json!({"name": "Alice"})),
+        "greeting": {"role": "assistant", "content": {"type": "text", "text": "Hi"},
+                     "model": "m"},
+        "client_roots": {"roots": []},
+        "visit": {"action": "accept"},
+    });
+    let r = c
+        .call(
+            5,
+            "gather",
+            json!({"elicitation": {}, "sampling": {}, "roots": {}}),
+            json!({"requestState": state, "inputResponses": answers}),
+        )
+        .await;
+    assert_eq!(text(&r), "Alice; Hi; 0 root(s); visit not asked");
 
     // Required requests the client cannot answer: -32021 naming them all.
     let r = c

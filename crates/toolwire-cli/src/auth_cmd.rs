@@ -2,7 +2,7 @@
 //! subcommand sends: `--bearer-env VAR`, or the token `auth login` stored
 //! for the server (refreshed when it expires).
 //!
-//! Tokens live in `toolwire::auth::FileTokenStore` (mode 0600 under the
+//! Tokens live in `toolwire::oauth::FileTokenStore` (mode 0600 under the
 //! user's configuration directory, or `$TOOLWIRE_CONFIG_DIR`). They are
 //! never printed: `auth status` shows issuers, scopes and expiry only.
 
@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use std::io::IsTerminal as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 use toolwire::ClientBuilder;
-use toolwire::auth::{
+use toolwire::oauth::{
     FileTokenStore, LoopbackRedirect, OAuthConfig, OAuthProvider, StoredTokens, TokenStore as _,
     Url,
 };

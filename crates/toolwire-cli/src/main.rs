@@ -1,8 +1,8 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
 mod auth_args;
-mod bus;
 mod auth_cmd;
+mod bus;
 mod client_cmd;
 mod demo;
 mod demo_features;

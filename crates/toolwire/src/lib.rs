@@ -88,9 +88,9 @@ pub use auth::{
     VerifiedToken, VerifyFuture,
 };
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
-/// OAuth 2.1 for the HTTP client: [`auth::OAuthProvider`] and its parts.
+/// OAuth 2.1 for the HTTP client: [`oauth::OAuthProvider`] and its parts.
 #[cfg(feature = "oauth")]
-pub use client::auth;
+pub use client::auth as oauth;
 #[cfg(feature = "client")]
 pub use client::{
     ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler, ProtocolEra,

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use toolwire::auth::{
+use toolwire::oauth::{
     AuthProvider as _, Challenge, LoopbackRedirect, MemoryTokenStore, OAuthConfig, OAuthProvider,
 };
 

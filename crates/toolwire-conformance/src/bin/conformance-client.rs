@@ -20,7 +20,7 @@ mod headless;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use toolwire::auth::{OAuthConfig, OAuthProvider};
+use toolwire::oauth::{OAuthConfig, OAuthProvider};
 use toolwire::proto::types::{
     CreateMessageRequestParams, CreateMessageResult, ElicitAction, ElicitRequestParams,
     ElicitResult, Implementation, ListRootsRequestParams, ListRootsResult,
@@ -95,7 +95,7 @@ async fn main() -> ExitCode {
 /// The OAuth provider of the auth scenarios: the pre-registered client
 /// from the context if there is one, the suite's CIMD URL, the headless
 /// user.
-fn oauth(url: &str, context: &Value) -> Result<OAuthProvider, toolwire::auth::AuthError> {
+fn oauth(url: &str, context: &Value) -> Result<OAuthProvider, toolwire::oauth::AuthError> {
     let text = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
     let mut config = OAuthConfig::new()
         .with_client_name("toolwire-conformance-client")

@@ -10,7 +10,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
 use std::pin::Pin;
-use toolwire::auth::{AuthError, Redirect, RedirectWait, Url};
+use toolwire::oauth::{AuthError, Redirect, RedirectWait, Url};
 
 type Boxed<'a, T> = Pin<Box<dyn Future<Output = Result<T, AuthError>> + Send + 'a>>;
 

@@ -138,7 +138,7 @@ impl OAuthConfig {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), toolwire::ClientError> {
-/// use toolwire::auth::{FileTokenStore, LoopbackRedirect, OAuthConfig, OAuthProvider};
+/// use toolwire::oauth::{FileTokenStore, LoopbackRedirect, OAuthConfig, OAuthProvider};
 ///
 /// let url = "https://mcp.example.com/mcp";
 /// let provider = OAuthProvider::new(url, OAuthConfig::new())?

@@ -248,7 +248,7 @@ impl ClientBuilder {
     }
 
     /// Authorizes HTTP requests with `provider` (for example an
-    /// [`OAuthProvider`](crate::auth::OAuthProvider)): its `Authorization`
+    /// [`OAuthProvider`](crate::oauth::OAuthProvider)): its `Authorization`
     /// value goes on every request, and a 401 or 403 is handed to it, which
     /// may authorize and have the request sent again. Replaces
     /// [`with_bearer_token`](Self::with_bearer_token).

@@ -70,8 +70,8 @@ pub(crate) struct AuthArgs {
     /// (repeatable).
     #[arg(long, value_name = "BROADER=NARROWER", requires = "auth_issuer", value_parser = pair)]
     pub(crate) scope_implies: Vec<(String, String)>,
-    /// The scope that define_tool and undefine_tool need (tools every
-    /// client then sees).
+    /// The scope that define_tool and undefine_tool (served over HTTP with
+    /// --allow-define) need: tools every client then sees.
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     pub(crate) define_scope: Option<String>,
     /// Serve --http on a non-loopback address without authentication:

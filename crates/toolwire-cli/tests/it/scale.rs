@@ -36,7 +36,14 @@ struct Replica {
 impl Replica {
     async fn start(bus: &str) -> Self {
         let mut child = Command::new(BIN)
-            .args(["serve", "--http", "127.0.0.1:0", "--bus", bus])
+            .args([
+                "serve",
+                "--http",
+                "127.0.0.1:0",
+                "--allow-define",
+                "--bus",
+                bus,
+            ])
             .env("TOOLWIRE_STATE_KEYS", KEYRING)
             .env_remove("TOOLWIRE_LOG")
             .stdin(Stdio::null())

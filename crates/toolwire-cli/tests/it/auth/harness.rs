@@ -169,7 +169,7 @@ impl Toolwire {
             .args(["serve", "--http", &addr, "--public-url", &base])
             .args(["--auth-issuer", issuer, "--auth-leeway", "0"])
             .args(["--auth-jwks-refresh", "1", "--required-scope", "mcp:tools"])
-            .args(["--define-scope", "mcp:define"])
+            .args(["--allow-define", "--define-scope", "mcp:define"])
             .args(extra)
             .env("TOOLWIRE_LOG", "trace")
             .envs(envs.iter().copied())

@@ -129,11 +129,11 @@ try {
     assert.deepEqual([...order].sort((a, b) => a - b), order, `upstream order: ${names}`);
   });
 
-  await checks.check('a result of a PyPI mcp 2 upstream (modern) passes through', async () => {
-    // mcp 2 answers a dict as JSON text, without structuredContent.
+  await checks.check('a structured result of a PyPI mcp 2 upstream (modern) passes through', async () => {
+    // Its `add` returns a model: JSON text and the same structuredContent.
     const r = await client.callTool({ name: 'py__add', arguments: { a: 1, b: 2 } }, undefined, opts);
     assert.deepEqual(JSON.parse(onlyText(r)), { sum: 3 });
-    assert.equal(r.structuredContent, undefined);
+    assert.deepEqual(r.structuredContent, { sum: 3 });
   });
 
   for (const [tool, label] of [

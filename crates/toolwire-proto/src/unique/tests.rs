@@ -1,3 +1,4 @@
+//! Tests of `UniqueKeys`: repeated member names at any depth, escapes, and parity with serde_json.
 use super::*;
 use proptest::prelude::*;
 use serde::Deserialize;

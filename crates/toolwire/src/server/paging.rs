@@ -4,11 +4,12 @@
 use super::Server;
 use super::accept::Prepared;
 use super::outcome::{Outcome, Reply, Shape};
-use crate::registry::{Named, Snapshot};
+use crate::registry::Snapshot;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::value::RawValue;
 use toolwire_proto::ErrorObject;
+use toolwire_proto::types::CacheScope;
 
 pub(crate) fn to_raw(value: &impl serde::Serialize) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_else(|_| {
@@ -36,14 +37,22 @@ fn decode_cursor(cursor: &str, page_size: usize) -> Option<usize> {
 /// next_cursor)` making a page's result. Modern pages are serialised on
 /// first use and kept with the snapshot; a legacy request (rare) gets its
 /// page built and shaped for its revision.
-pub(crate) fn list_page<T: Named, R: serde::Serialize>(
+pub(crate) fn list_page<T: Listed, R: serde::Serialize>(
     server: &Server,
     p: &Prepared,
     snapshot: &Snapshot<T>,
-    page_size: usize,
     cursor: Option<&str>,
-    build: impl Fn(&[T], Option<String>) -> R,
+    build: impl Fn(&[T], Option<String>, CacheScope) -> R,
 ) -> Outcome {
+    let c = &server.inner.config;
+    // With the resource server on, a caller whose grant narrows the list
+    // gets pages built for it alone, never kept, and private.
+    #[cfg(feature = "auth")]
+    if let Some(visible) = super::authz::visible(p, snapshot) {
+        return list_items(server, p, &visible, None, c.page_size, cursor, |i, n| {
+            build(i, n, CacheScope::Private)
+        });
+    }
     if let Some(e) = server.list_failure() {
         return Outcome::error(e);
     }
@@ -53,25 +62,23 @@ pub(crate) fn list_page<T: Named, R: serde::Serialize>(
         p,
         items,
         Some(&snapshot.pages),
-        page_size,
+        c.page_size,
         cursor,
-        build,
+        |i, n| build(i, n, c.cache_scope),
     )
 }
 
-/// Answers a list request from `items` chosen for this request alone (a
-/// caller's authorized entries): pages are built each time, never kept.
+/// What a list holds: named entries, which the resource server (feature
+/// `auth`) may also filter by scope.
 #[cfg(feature = "auth")]
-pub(crate) fn list_private<T, R: serde::Serialize>(
-    server: &Server,
-    p: &Prepared,
-    items: &[T],
-    page_size: usize,
-    cursor: Option<&str>,
-    build: impl Fn(&[T], Option<String>) -> R,
-) -> Outcome {
-    list_items(server, p, items, None, page_size, cursor, build)
-}
+pub(crate) trait Listed: super::authz::Scoped {}
+#[cfg(feature = "auth")]
+impl<T: super::authz::Scoped> Listed for T {}
+/// What a list holds: named entries.
+#[cfg(not(feature = "auth"))]
+pub(crate) trait Listed: crate::registry::Named {}
+#[cfg(not(feature = "auth"))]
+impl<T: crate::registry::Named> Listed for T {}
 
 type Pages = std::sync::OnceLock<Vec<Box<RawValue>>>;
 

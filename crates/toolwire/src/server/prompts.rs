@@ -83,15 +83,7 @@ impl Server {
             cache_scope,
             meta: Some(self.result_meta()),
         };
-        #[cfg(feature = "auth")]
-        if let Some(visible) = super::authz::visible(p, &snapshot) {
-            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
-                build(i, n, toolwire_proto::types::CacheScope::Private)
-            });
-        }
-        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
-            build(i, n, c.cache_scope)
-        })
+        paging::list_page(self, p, &snapshot, cursor, build)
     }
 
     pub(crate) async fn get_prompt(

@@ -148,15 +148,7 @@ impl Server {
             cache_scope,
             meta: Some(self.result_meta()),
         };
-        #[cfg(feature = "auth")]
-        if let Some(visible) = super::authz::visible(p, &snapshot) {
-            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
-                build(i, n, toolwire_proto::types::CacheScope::Private)
-            });
-        }
-        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
-            build(i, n, c.cache_scope)
-        })
+        paging::list_page(self, p, &snapshot, cursor, build)
     }
 
     pub(crate) fn list_resource_templates(&self, p: &Prepared) -> Outcome {
@@ -172,15 +164,7 @@ impl Server {
                 cache_scope,
                 meta: Some(self.result_meta()),
             };
-        #[cfg(feature = "auth")]
-        if let Some(visible) = super::authz::visible(p, &snapshot) {
-            return paging::list_private(self, p, &visible, c.page_size, cursor, |i, n| {
-                build(i, n, toolwire_proto::types::CacheScope::Private)
-            });
-        }
-        paging::list_page(self, p, &snapshot, c.page_size, cursor, |i, n| {
-            build(i, n, c.cache_scope)
-        })
+        paging::list_page(self, p, &snapshot, cursor, build)
     }
 
     /// The reader for `uri`: the fixed resource with that URI, else the

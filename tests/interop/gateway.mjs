@@ -21,6 +21,7 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelco
 import {
   Checks,
   WAIT_MS,
+  Wire,
   closeQuietly,
   connect,
   httpTransport,
@@ -114,6 +115,7 @@ try {
     stderr: 'pipe',
     env: { PATH: process.env.PATH ?? '', TOOLWIRE_LOG: 'warn' },
   });
+  const wire = new Wire(transport);
 
   await checks.check('TS SDK v1 client (legacy) over stdio: initialize with the gateway', async () => {
     await connect(client, transport);
@@ -156,8 +158,25 @@ try {
       { ...opts, onprogress: (p) => seen.push(p) },
     );
     assert.equal(onlyText(r), 'done after 3 steps');
-    assert.equal(seen.length, 3, `progress: ${JSON.stringify(seen)}`);
-    assert.equal(seen[2].progress, 3);
+    // On the wire: the three steps under the request's own token, all
+    // before the result.
+    const sent = wire.lastSent('tools/call', 'ts__countdown');
+    const token = sent.params._meta.progressToken;
+    const onWire = wire.notifications('notifications/progress').filter((n) => n.params.progressToken === token);
+    assert.deepEqual(
+      onWire.map((n) => n.params.progress),
+      [1, 2, 3],
+    );
+    const resultAt = wire.received.findIndex((m) => m.id === sent.id);
+    assert.ok(onWire.every((n) => wire.received.indexOf(n) < resultAt), 'progress after the result');
+    // In the callback: SDK 1.x runs notification handlers a microtask after
+    // responses, so it drops a last progress that arrives in the same read
+    // as the result (see legacy-client.mjs); on a busy machine the earlier
+    // steps can share that read too. What it delivers is in order.
+    assert.deepEqual(
+      seen.map((p) => p.progress),
+      [1, 2, 3].slice(0, seen.length),
+    );
   });
 
   await checks.check('confirm_action through the gateway, accepted (a real elicitation/create)', async () => {

@@ -190,9 +190,12 @@ impl Client {
         let stdio = self.inner.kind == super::transport::TransportKind::Stdio;
         let started = Instant::now();
         let mut options = RequestOptions::default();
-        if stdio {
+        if stdio && fall_back {
             // Half the request timeout at most: a silent server then still
             // gets its `initialize` within one request timeout in all.
+            // Without a fallback (modern mode) there is nothing to save
+            // time for, and silence is only slowness (a cold start, say):
+            // the probe gets the whole request timeout.
             let t = self
                 .inner
                 .timeout
@@ -209,6 +212,7 @@ impl Client {
                 self.store_discover(v);
                 Ok(())
             }
+            Err(e @ (ClientError::Timeout(_) | ClientError::MaxTime(_))) if !fall_back => Err(e),
             Err(e) if is_legacy_answer(&e, stdio) && !fall_back => Err(ClientError::LegacyServer(
                 format!("server/discover got {e}"),
             )),

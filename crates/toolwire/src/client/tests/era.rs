@@ -489,3 +489,41 @@ async fn a_modern_stdio_server_too_slow_for_the_probe_stays_modern() {
         "2026-07-28"
     );
 }
+
+#[tokio::test]
+async fn modern_mode_waits_the_whole_request_timeout_for_a_slow_stdio_server() {
+    // A modern server that answers `server/discover` after the `auto`
+    // probe's limit (half the request timeout) but within the request
+    // timeout: in modern mode, where nothing falls back, it is modern.
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new()
+            .with_protocol_mode(ProtocolMode::Modern)
+            .with_request_timeout(Some(Duration::from_millis(600))),
+        |req| match req["method"].as_str().unwrap_or_default() {
+            "server/discover" => Vec::new(),
+            _ => vec![result(
+                req,
+                json!({"resultType": "complete", "tools": [plain_tool("ping")], "ttlMs": 0, "cacheScope": "public"}),
+            )],
+        },
+    );
+    let (log, inject) = (fake.log.clone(), fake.inject.clone());
+    tokio::spawn(async move {
+        let probe = loop {
+            if let Some(p) = super::fake::requests(&log, "server/discover").pop() {
+                break p;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let _ = inject.send(result(
+            &probe,
+            json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                   "capabilities": {}, "ttlMs": 60000, "cacheScope": "public"}),
+        ));
+    });
+    let tools = fake.client.list_tools().await.expect("list");
+    assert_eq!(tools[0].name, "ping");
+    assert_eq!(fake.client.era(), Some(ProtocolEra::Modern));
+    assert_eq!(fake.requests("server/discover").len(), 1);
+}

@@ -26,7 +26,9 @@ mod shim;
 pub(crate) use convert::encode_result;
 pub use negotiate::LEGACY_PROTOCOL_VERSIONS;
 pub(crate) use negotiate::{InitializeParams, parse_initialize};
-pub(crate) use notifier::{Notifier, StreamQueue};
+pub(crate) use notifier::Notifier;
+#[cfg(feature = "http")]
+pub(crate) use notifier::StreamQueue;
 pub(crate) use session::Session;
 pub(crate) use shim::{request_meta, rounds, serve_session_method};
 

@@ -22,10 +22,13 @@ mod tools;
 
 pub(crate) use accept::{Accepted, Params, Prepared};
 pub use config::ServerConfig;
+#[cfg(any(feature = "http", feature = "client"))]
 pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
-pub(crate) use outcome::{Era, Outcome, Reply, Retry, Shape};
+#[cfg(feature = "http")]
+pub(crate) use outcome::{Era, Retry, Shape};
+pub(crate) use outcome::{Outcome, Reply};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};

@@ -29,6 +29,7 @@ pub(crate) enum Notifier {
     /// The stdio writer: backpressure is the reader's job there.
     Writer(Outbound),
     /// An HTTP session's GET stream.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     Stream(Arc<StreamQueue>),
 }
 
@@ -102,6 +103,7 @@ pub(crate) struct StreamQueue {
     capacity: usize,
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the HTTP transport's
 impl StreamQueue {
     /// A queue holding at most `capacity` messages besides the list flags.
     pub(crate) fn new(capacity: usize) -> Arc<Self> {

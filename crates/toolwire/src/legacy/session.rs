@@ -30,6 +30,7 @@ type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
 
 /// A legacy session. Shared by every request of the session.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // `in_flight`, `confirmed`: HTTP only
 pub(crate) struct Session {
     version: &'static str,
     capabilities: ClientCapabilities,
@@ -137,11 +138,13 @@ impl Session {
     }
 
     /// Marks the session as in use beyond its `initialize`.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn confirm(&self) {
         self.confirmed.store(true, Ordering::Relaxed);
     }
 
     /// Whether the client did more than `initialize`.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn is_confirmed(&self) -> bool {
         self.confirmed.load(Ordering::Relaxed)
     }
@@ -172,6 +175,7 @@ impl Session {
         }
     }
 
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn closed(&self) -> &CancellationToken {
         &self.closed
     }
@@ -288,6 +292,7 @@ impl Session {
     /// guard drops, so that `notifications/cancelled` naming it cancels
     /// `token`. `None` if another request of the session is in flight with
     /// the same id (cancellation is addressed by id).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn track(
         self: &Arc<Self>,
         id: &RequestId,
@@ -308,6 +313,7 @@ impl Session {
     /// Cancels the client request `id` if it is in flight. Spec
     /// (2025-11-25): basic/utilities/cancellation.mdx — a notification for
     /// an unknown or finished request is ignored.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn cancel(&self, id: &RequestId) {
         let token = self
             .in_flight
@@ -359,6 +365,7 @@ impl Drop for Outstanding<'_> {
 /// A client request registered by [`Session::track`]; dropping it
 /// unregisters the request.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // HTTP only
 pub(crate) struct InFlight {
     session: Arc<Session>,
     id: RequestId,

@@ -221,8 +221,12 @@ pub(crate) enum Accepted {
     /// A legacy `initialize` (the legacy shape, no modern `_meta`): the
     /// transport opens a session with [`legacy::open`].
     Initialize(RequestId, InitializeParams),
-    /// Refused before the pipeline, answered in `Shape`.
-    Refused(Reply, Shape),
+    /// Refused before the pipeline, answered in `Shape` (which the HTTP
+    /// transport reads).
+    Refused(
+        Reply,
+        #[cfg_attr(not(feature = "http"), allow(dead_code))] Shape,
+    ),
     /// Neither a modern request nor one of a legacy session: the `-32602`
     /// for the missing `_meta` members. (An HTTP transport may answer
     /// otherwise, for a request that names a legacy session it does not

@@ -176,6 +176,7 @@ impl Server {
     }
 
     /// Serves a prepared request: [`step`](Self::step), then the handler.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) async fn execute(
         &self,
         p: Prepared,

@@ -189,6 +189,7 @@ impl Outcome {
 #[derive(Debug, Clone)]
 pub(crate) struct Reply {
     body: Bytes,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // read by the HTTP transport
     error: Option<ErrorCode>,
     /// Whether, and when, the request may be retried.
     retry: Retry,
@@ -286,6 +287,7 @@ impl Reply {
     }
 
     /// The encoded JSON-RPC response.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn body(&self) -> &Bytes {
         &self.body
     }
@@ -297,11 +299,13 @@ impl Reply {
 
     /// Whether the error says to retry later: a shared resource is
     /// exhausted, or the caller is over its rate limit.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn retry(&self) -> Retry {
         self.retry
     }
 
     /// The error code, when the response is an error.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn error_code(&self) -> Option<ErrorCode> {
         self.error
     }

@@ -19,6 +19,7 @@ mod flow;
 mod http;
 mod provider;
 mod redirect;
+mod retry;
 mod store;
 
 pub use challenge::Challenge;
@@ -26,6 +27,8 @@ pub use error::AuthError;
 pub use provider::{OAuthConfig, OAuthProvider};
 pub use redirect::{LoopbackRedirect, Redirect, RedirectWait};
 pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
+
+pub(crate) use retry::send_authorized;
 
 /// The URL type of the [`Redirect`] interface.
 pub use url::Url;
@@ -53,6 +56,7 @@ pub trait AuthProvider: Send + Sync + 'static {
         sent: Option<&'a str>,
         attempt: u32,
     ) -> BoxFuture<'a, Result<bool, AuthError>>;
+
 }
 
 /// The provider a client was built with, if any.

@@ -616,6 +616,16 @@ impl AuthProvider for OAuthProvider {
             }
         })
     }
+
+    /// The default's digest of the `Authorization` value, of the token
+    /// held now: without refreshing it first, which the request does.
+    fn principal(&self) -> BoxFuture<'_, Option<Arc<str>>> {
+        Box::pin(async move {
+            let mut st = self.inner.state.lock().await;
+            self.load(&mut st).ok()?;
+            st.tokens.as_ref().map(|t| super::digest(&bearer(t)))
+        })
+    }
 }
 
 #[cfg(test)]

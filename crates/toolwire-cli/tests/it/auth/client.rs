@@ -7,6 +7,8 @@
 //! tool needs. No token reaches any output, at any log level.
 
 use super::harness::{AuthServer, Toolwire, free_port, node, oidc_script};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -125,6 +127,14 @@ async fn login_then_call_refresh_and_step_up_against_a_protected_toolwire() {
     }
     let first = tokens(&config);
     assert_eq!(first["resource"], tw.resource.as_str());
+    // A JWT access token for toolwire's canonical URI (RFC 8707, RFC 9068).
+    let jwt = first["access_token"].as_str().expect("access token");
+    let payload = jwt.split('.').nth(1).expect("a JWT");
+    let claims: Value =
+        serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).expect("base64url")).expect("json");
+    assert_eq!(claims["aud"], tw.resource.as_str(), "{claims}");
+    assert_eq!(claims["iss"], auth.issuer.as_str(), "{claims}");
+    assert_eq!(claims["sub"], "alice", "{claims}");
     let client_id = stored(&config)["clients"][&auth.issuer]["client_id"].clone();
     assert!(client_id.is_string(), "registered: {}", stored(&config));
     seen.extend(secrets(&config));

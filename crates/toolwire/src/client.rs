@@ -125,6 +125,10 @@ struct Inner {
     timeout: Option<Duration>,
     max_time: Option<Duration>,
     credentials: RwLock<Option<Arc<str>>>,
+    /// The HTTP transport's auth provider, whose principal partitions the
+    /// `private` cache entries instead of `credentials`.
+    #[cfg(feature = "oauth")]
+    auth: Option<Arc<dyn auth::AuthProvider>>,
     mode: ProtocolMode,
     /// The era, once decided; kept for the client's lifetime.
     era: RwLock<Option<era::EraState>>,
@@ -176,9 +180,10 @@ impl Client {
         if let Some(sink) = transport.inbound() {
             sink.install(inbound_tx);
         }
+        let kind = transport.kind();
         Self {
             inner: Arc::new(Inner {
-                kind: transport.kind(),
+                kind,
                 transport,
                 info,
                 capabilities,
@@ -194,6 +199,8 @@ impl Client {
                 timeout: builder.timeout,
                 max_time: builder.max_time,
                 credentials: RwLock::new(builder.bearer.map(Into::into)),
+                #[cfg(feature = "oauth")]
+                auth: builder.auth.0.filter(|_| kind == TransportKind::Http),
                 mode: builder.mode,
                 era: RwLock::new(None),
                 handshake: tokio::sync::Mutex::new(()),

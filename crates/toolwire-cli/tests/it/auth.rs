@@ -3,12 +3,14 @@
 //! `tests/oidc/provider.mjs`) issues tokens with the client-credentials
 //! grant and resource indicators; the real `toolwire serve --http` checks
 //! them. Every refusal is checked with its exact status and
-//! `WWW-Authenticate` challenge.
+//! `WWW-Authenticate` challenge. `client.rs`: the OAuth client
+//! (`toolwire auth login`, `toolwire::oauth`) against the same two.
 //!
 //! Node and `node_modules` come from `scripts/conformance-install`, which
 //! the first test here runs (it does nothing when they match the
 //! lockfile); a failed install fails the tests, never skips them.
 
+mod client;
 mod harness;
 
 use base64::Engine as _;

@@ -12,7 +12,6 @@ mod gateway;
 mod guard;
 mod listen;
 mod mrtr;
-mod oauth;
 #[cfg(feature = "otel")]
 mod otel;
 mod scale;

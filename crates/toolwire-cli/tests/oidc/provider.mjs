@@ -1,18 +1,30 @@
-// The authorization server of the OAuth tests (crates/toolwire-cli/tests/it/auth.rs):
-// a real oidc-provider (pinned in package.json) on 127.0.0.1, issuing JWT
-// access tokens (RS256, typ at+jwt) for the resource named with RFC 8707
-// resource indicators through the client-credentials grant, and serving
-// RFC 7662 introspection.
+// The authorization server of the OAuth tests (crates/toolwire-cli/tests/it/
+// auth.rs for the resource server, oauth.rs for the client): a real
+// oidc-provider (pinned in package.json) on 127.0.0.1, issuing JWT access
+// tokens (RS256, typ at+jwt) for the resource named with RFC 8707 resource
+// indicators, and serving RFC 7662 introspection.
 //
-//   node provider.mjs RESOURCE
+//   node provider.mjs RESOURCE [ACCESS_TOKEN_TTL_SECONDS]
 //
 // prints `ready http://127.0.0.1:PORT` on stdout once it listens; the port
-// is chosen by the system, and the issuer is that URL.
+// is chosen by the system, and the issuer is that URL. Access tokens live
+// ACCESS_TOKEN_TTL_SECONDS (default 300).
 //
-// Clients (client_secret_basic):
+// Grants:
+//   client_credentials   for the static clients below
+//   authorization_code   PKCE required, with refresh tokens, for clients
+//                        that register themselves (RFC 7591, /reg); the
+//                        user's part approves itself (see "The user"), so
+//                        a browser that only follows redirects completes
+//                        the flow
+//
+// Static clients (client_secret_basic):
 //   client-a, client-b   JWT access tokens; scopes mcp:tools mcp:define
 //   client-opaque        opaque access tokens (checked by introspection)
 //   toolwire             the resource server itself, for introspection
+//
+// Users: `alice` (the default) consents to every scope asked for; `bob`
+// to mcp:tools only (mcp:define is rejected).
 //
 // Test-only routes, beside the provider's own:
 //   POST /test/rotate    a new signing key, published first in the JWKS
@@ -23,17 +35,22 @@
 //                        (a key the JWKS does not publish) or "hs-public"
 //                        (HS256 keyed with the current public key's PEM,
 //                        the algorithm-confusion attack)
+//   POST /test/account   {"account": "bob"}: who logs in from now on
 import http from 'node:http';
 import * as jose from 'jose';
 import Provider from 'oidc-provider';
 
 const resource = process.argv[2];
-if (!resource) {
-  console.error('usage: node provider.mjs RESOURCE');
+const ttl = Number(process.argv[3] || 300);
+if (!resource || !(ttl > 0)) {
+  console.error('usage: node provider.mjs RESOURCE [ACCESS_TOKEN_TTL_SECONDS]');
   process.exit(2);
 }
 
 const SCOPES = 'mcp:tools mcp:define';
+// The resource scopes each user consents to (null: any).
+const ACCOUNTS = { alice: null, bob: ['mcp:tools'] };
+let account = 'alice';
 let serial = 0;
 
 async function newKey() {
@@ -67,11 +84,14 @@ function build(issuer) {
       { ...client('toolwire'), grant_types: [] },
     ],
     jwks: { keys },
-    scopes: SCOPES.split(' '),
+    scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    cookies: { keys: ['toolwire-oidc-test'] },
     features: {
       devInteractions: { enabled: false },
       clientCredentials: { enabled: true },
       introspection: { enabled: true },
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => resource,
@@ -79,14 +99,46 @@ function build(issuer) {
         getResourceServerInfo: (ctx, indicator, c) => ({
           scope: SCOPES,
           audience: indicator,
-          accessTokenTTL: 300,
+          accessTokenTTL: ttl,
           accessTokenFormat: c.clientId === 'client-opaque' ? 'opaque' : 'jwt',
           jwt: { sign: { alg: 'RS256' } },
         }),
       },
     },
+    pkce: { required: () => true },
+    issueRefreshToken: async (ctx, c) => c.grantTypeAllowed('refresh_token'),
+    interactions: { url: (ctx, interaction) => `/interaction/${interaction.uid}` },
+    findAccount: async (ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
+    ttl: { AccessToken: ttl },
   });
   p.on('server_error', (ctx, err) => console.error('provider error:', err));
+
+  // The user: logs in as `account` and consents at once, to the scopes
+  // that account may have.
+  p.use(async (ctx, next) => {
+    if (!ctx.path.startsWith('/interaction/')) return next();
+    const details = await p.interactionDetails(ctx.req, ctx.res);
+    const { prompt, params, session } = details;
+    let result;
+    if (prompt.name === 'login') {
+      result = { login: { accountId: account } };
+    } else {
+      const grant = details.grantId
+        ? await p.Grant.find(details.grantId)
+        : new p.Grant({ accountId: session.accountId, clientId: params.client_id });
+      const missing = prompt.details;
+      if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
+      const allowed = ACCOUNTS[session.accountId];
+      for (const [indicator, scopes] of Object.entries(missing.missingResourceScopes || {})) {
+        const yes = scopes.filter((s) => !allowed || allowed.includes(s));
+        const no = scopes.filter((s) => !yes.includes(s));
+        if (yes.length) grant.addResourceScope(indicator, yes.join(' '));
+        if (no.length) grant.rejectResourceScope(indicator, no.join(' '));
+      }
+      result = { consent: { grantId: await grant.save() } };
+    }
+    await p.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });
+  });
   return p;
 }
 
@@ -120,6 +172,18 @@ const server = http.createServer(async (req, res) => {
       provider = build(provider.issuer);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ kid: keys[0].kid }));
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/test/account') {
+      const wanted = (await readJson(req)).account;
+      if (!(wanted in ACCOUNTS)) {
+        res.writeHead(400);
+        res.end(`unknown account ${wanted}`);
+        return;
+      }
+      account = wanted;
+      res.writeHead(204);
+      res.end();
       return;
     }
     if (req.method === 'POST' && req.url === '/test/sign') {

@@ -19,6 +19,7 @@ mod flow;
 mod http;
 mod provider;
 mod redirect;
+mod retry;
 mod store;
 
 pub use challenge::Challenge;
@@ -26,6 +27,8 @@ pub use error::AuthError;
 pub use provider::{OAuthConfig, OAuthProvider};
 pub use redirect::{LoopbackRedirect, Redirect, RedirectWait};
 pub use store::{ClientRegistration, FileTokenStore, MemoryTokenStore, StoredTokens, TokenStore};
+
+pub(crate) use retry::send_authorized;
 
 /// The URL type of the [`Redirect`] interface.
 pub use url::Url;
@@ -53,6 +56,34 @@ pub trait AuthProvider: Send + Sync + 'static {
         sent: Option<&'a str>,
         attempt: u32,
     ) -> BoxFuture<'a, Result<bool, AuthError>>;
+
+    /// Whom the credentials speak for, as an opaque key: the client keeps
+    /// the `private` results it caches apart per principal, so that what
+    /// one user was shown is never served to another. `None`: no
+    /// credentials (or none to be had now).
+    ///
+    /// The default is a digest of the [`authorization`](Self::authorization)
+    /// value: every new token is a new principal, which is always safe. A
+    /// provider that knows the identity behind its tokens may return that
+    /// instead, so that a refreshed token keeps the cached results.
+    fn principal(&self) -> BoxFuture<'_, Option<Arc<str>>> {
+        Box::pin(async move {
+            let value = self.authorization().await.ok().flatten()?;
+            Some(digest(&value))
+        })
+    }
+}
+
+/// A key for the credentials in an `Authorization` value that does not
+/// reveal them: the hex SHA-256 of the value.
+pub(crate) fn digest(value: &str) -> Arc<str> {
+    use sha2::{Digest as _, Sha256};
+    use std::fmt::Write as _;
+    let mut key = String::with_capacity(64);
+    for b in Sha256::digest(value.as_bytes()) {
+        let _ = write!(key, "{b:02x}");
+    }
+    key.into()
 }
 
 /// The provider a client was built with, if any.

@@ -87,8 +87,27 @@ pub(crate) fn normalize_cache_hints(v: &mut Value) {
 }
 
 impl Client {
-    pub(crate) fn credentials(&self) -> Option<Arc<str>> {
+    /// Whom the request about to go out speaks for, which partitions the
+    /// `private` cache entries: the auth provider's principal (feature
+    /// `oauth`), else the bearer token.
+    pub(crate) async fn credentials(&self) -> Option<Arc<str>> {
+        #[cfg(feature = "oauth")]
+        if let Some(auth) = &self.inner.auth {
+            return auth.principal().await;
+        }
         self.inner.credentials.read().ok().and_then(|c| c.clone())
+    }
+
+    /// Whether `before` still names the credentials once a request is
+    /// back: an auth provider may have logged in as someone else while it
+    /// was out, and that result is then not cached under either.
+    pub(crate) async fn still(&self, before: Option<&Arc<str>>) -> bool {
+        #[cfg(feature = "oauth")]
+        if self.inner.auth.is_some() {
+            return self.credentials().await.as_ref() == before;
+        }
+        let _ = before;
+        true
     }
 
     fn next_id(&self) -> RequestId {
@@ -440,7 +459,7 @@ impl Client {
         let Some(method) = cacheable(method) else {
             return self.request_value(method, params, options).await;
         };
-        let credentials = self.credentials();
+        let credentials = self.credentials().await;
         let stale = match self.inner.cache.get(method, &params, credentials.as_ref()) {
             Some(Hit::Fresh(v)) => return Ok(v),
             Some(Hit::Stale(v)) => Some(v),
@@ -457,9 +476,11 @@ impl Client {
             if method == ListToolsRequest::METHOD {
                 self.admit_tools(&mut v)?;
             }
-            self.inner
-                .cache
-                .put(method, &params, credentials.as_ref(), &v);
+            if self.still(credentials.as_ref()).await {
+                self.inner
+                    .cache
+                    .put(method, &params, credentials.as_ref(), &v);
+            }
             Ok(v)
         }
         .await;

@@ -202,6 +202,7 @@ impl Client {
                 .map_or(PROBE_TIMEOUT, |t| (t / 2).min(PROBE_TIMEOUT));
             options = options.with_timeout(t);
         }
+        let credentials = self.credentials().await;
         match self
             .modern_value(DiscoverRequest::METHOD, Map::new(), &options)
             .await
@@ -209,7 +210,9 @@ impl Client {
             Ok(v) => {
                 self.set_era(EraState::Modern);
                 // The probe's answer is the discover result: keep it.
-                self.store_discover(v);
+                if self.still(credentials.as_ref()).await {
+                    self.store_discover(v, credentials.as_ref());
+                }
                 Ok(())
             }
             Err(e @ (ClientError::Timeout(_) | ClientError::MaxTime(_))) if !fall_back => Err(e),
@@ -350,14 +353,11 @@ impl Client {
         Ok(())
     }
 
-    fn store_discover(&self, mut v: Value) {
+    fn store_discover(&self, mut v: Value, credentials: Option<&Arc<str>>) {
         super::engine::normalize_cache_hints(&mut v);
-        self.inner.cache.put(
-            DiscoverRequest::METHOD,
-            &Map::new(),
-            self.credentials().as_ref(),
-            &v,
-        );
+        self.inner
+            .cache
+            .put(DiscoverRequest::METHOD, &Map::new(), credentials, &v);
     }
 }
 

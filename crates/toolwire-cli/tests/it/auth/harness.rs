@@ -21,7 +21,7 @@ fn repo_root() -> PathBuf {
 }
 
 /// Node 22 from `node_modules`, installed once per test run.
-fn node() -> PathBuf {
+pub(super) fn node() -> PathBuf {
     static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {
@@ -44,6 +44,13 @@ fn node() -> PathBuf {
         .unwrap_or_else(|e| panic!("the OAuth tests need the pinned oidc-provider: {e}"))
 }
 
+/// A script of `tests/oidc/`.
+pub(super) fn oidc_script(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/oidc")
+        .join(file)
+}
+
 /// A running `oidc-provider`.
 pub(super) struct AuthServer {
     _child: Child,
@@ -51,12 +58,17 @@ pub(super) struct AuthServer {
 }
 
 impl AuthServer {
-    /// Issues tokens for `resource` by default.
+    /// Issues tokens for `resource` by default, living 300 s.
     pub(super) async fn start(resource: &str) -> Self {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oidc/provider.mjs");
+        Self::with_ttl(resource, 300).await
+    }
+
+    /// Issues tokens for `resource` by default, living `ttl_secs`.
+    pub(super) async fn with_ttl(resource: &str, ttl_secs: u64) -> Self {
         let mut child = Command::new(node())
-            .arg(script)
+            .arg(oidc_script("provider.mjs"))
             .arg(resource)
+            .arg(ttl_secs.to_string())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -119,6 +131,14 @@ impl AuthServer {
         let r = request(&self.issuer, "POST", "/test/sign", &[], body.as_bytes()).await;
         assert_eq!(r.status, 200, "sign: {}", r.text());
         r.text()
+    }
+
+    /// Who logs in from now on: `alice` (every scope) or `bob` (only
+    /// mcp:tools).
+    pub(super) async fn set_account(&self, account: &str) {
+        let body = json!({ "account": account }).to_string();
+        let r = request(&self.issuer, "POST", "/test/account", &[], body.as_bytes()).await;
+        assert_eq!(r.status, 204, "account: {}", r.text());
     }
 
     pub(super) async fn rotate(&self) {

@@ -59,6 +59,7 @@ pub(crate) async fn register(
         "token_endpoint_auth_method": requested,
         "application_type": "native",
     });
+    tracing::debug!("registering with {endpoint}");
     let (status, bytes) = http.post_json(endpoint, &body).await?;
     let reply: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
     if !status.is_success() {

@@ -501,10 +501,12 @@ impl OAuthProvider {
                 auth_method: "none".into(),
                 redirect_uris: vec![redirect_uri.to_owned()],
             }
-        } else if let Some(known) = store
-            .client(&asm.issuer)?
-            .filter(|c| c.redirect_uris.iter().any(|u| u == redirect_uri))
-        {
+        } else if let Some(known) = store.client(&asm.issuer)?.filter(|c| {
+            c.redirect_uris
+                .iter()
+                .any(|u| same_redirect(u, redirect_uri))
+        }) {
+            tracing::debug!("reusing the registration with {}", asm.issuer);
             return Ok(known);
         } else if let Some(endpoint) = &asm.registration_endpoint {
             flow::register(
@@ -521,6 +523,34 @@ impl OAuthProvider {
         store.save_client(&asm.issuer, &client)?;
         Ok(client)
     }
+}
+
+/// Whether a registration for `registered` also covers `current`: the
+/// same URI, or the same loopback IP redirect on another port, which the
+/// authorization server must accept (the listener's port is the system's
+/// choice each time).
+// Spec: RFC 8252 §7.3; OAuth 2.1 §8.4.2 (loopback interface redirection)
+fn same_redirect(registered: &str, current: &str) -> bool {
+    if registered == current {
+        return true;
+    }
+    let (Ok(mut a), Ok(mut b)) = (Url::parse(registered), Url::parse(current)) else {
+        return false;
+    };
+    let loopback = |u: &Url| {
+        u.scheme() == "http"
+            && match u.host() {
+                Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+                Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+                _ => false,
+            }
+    };
+    if !loopback(&a) || !loopback(&b) {
+        return false;
+    }
+    // Both are http URLs with a host, so the port can always be cleared.
+    let _ = (a.set_port(None), b.set_port(None));
+    a == b
 }
 
 fn bearer(tokens: &StoredTokens) -> String {
@@ -585,5 +615,49 @@ impl AuthProvider for OAuthProvider {
                 _ => Ok(false),
             }
         })
+    }
+
+    /// The default's digest of the `Authorization` value, of the token
+    /// held now: without refreshing it first, which the request does.
+    fn principal(&self) -> BoxFuture<'_, Option<Arc<str>>> {
+        Box::pin(async move {
+            let mut st = self.inner.state.lock().await;
+            self.load(&mut st).ok()?;
+            st.tokens.as_ref().map(|t| super::digest(&bearer(t)))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_redirect;
+
+    #[test]
+    fn a_loopback_redirect_matches_on_any_port_and_nothing_else_does() {
+        let registered = "http://127.0.0.1:40001/callback";
+        assert!(same_redirect(registered, registered));
+        assert!(same_redirect(registered, "http://127.0.0.1:51234/callback"));
+        assert!(same_redirect(
+            "http://[::1]:1/callback",
+            "http://[::1]:2/callback"
+        ));
+        for other in [
+            "http://127.0.0.1:51234/other",
+            "http://127.0.0.1:51234/callback?x=1",
+            "https://127.0.0.1:51234/callback",
+            "http://[::1]:51234/callback",
+            "http://localhost:51234/callback",
+        ] {
+            assert!(!same_redirect(registered, other), "{other}");
+        }
+        // Only loopback IP literals: a named or remote host keeps its port.
+        assert!(!same_redirect(
+            "http://localhost:1/callback",
+            "http://localhost:2/callback"
+        ));
+        assert!(!same_redirect(
+            "https://app.example:1/callback",
+            "https://app.example:2/callback"
+        ));
     }
 }

@@ -234,3 +234,63 @@ async fn private_results_are_not_shared_across_credentials() {
         .expect("alice's entry is still there");
     assert_eq!(count.load(Ordering::SeqCst), 2);
 }
+
+/// Credentials that change when the test says: an `AuthProvider` whose
+/// token is whatever `token` holds.
+#[cfg(feature = "oauth")]
+struct Switching(Arc<Mutex<Option<String>>>);
+
+#[cfg(feature = "oauth")]
+impl crate::oauth::AuthProvider for Switching {
+    fn authorization(
+        &self,
+    ) -> futures_util::future::BoxFuture<'_, Result<Option<String>, crate::oauth::AuthError>> {
+        let token = self.0.lock().expect("token").clone();
+        Box::pin(async move { Ok(token.map(|t| format!("Bearer {t}"))) })
+    }
+
+    fn refused<'a>(
+        &'a self,
+        _status: u16,
+        _challenge: &'a crate::oauth::Challenge,
+        _sent: Option<&'a str>,
+        _attempt: u32,
+    ) -> futures_util::future::BoxFuture<'a, Result<bool, crate::oauth::AuthError>> {
+        Box::pin(async { Ok(false) })
+    }
+}
+
+#[cfg(feature = "oauth")]
+#[tokio::test]
+async fn private_results_belong_to_the_auth_providers_principal() {
+    let token = Arc::new(Mutex::new(Some("alice".to_owned())));
+    let switch_once = Arc::new(AtomicBool::new(true));
+    let (t2, s2) = (Arc::clone(&token), Arc::clone(&switch_once));
+    let (client, log) = FakeHttp::client(
+        ClientBuilder::new().with_auth(Switching(Arc::clone(&token))),
+        move |req| {
+            // The first list is answered after the provider moved on to
+            // bob (a login while the request was out).
+            if s2.swap(false, Ordering::SeqCst) {
+                *t2.lock().expect("token") = Some("bob".into());
+            }
+            vec![result(
+                req,
+                json!({"tools": [plain_tool("t")], "ttlMs": 60_000, "cacheScope": "private"}),
+            )]
+        },
+    );
+    let lists = || super::fake::requests(&log, "tools/list").len();
+    // The first answer is cached under no one.
+    client.list_tools().await.expect("list");
+    client.list_tools().await.expect("bob's own");
+    assert_eq!(lists(), 2);
+    client.list_tools().await.expect("cached for bob");
+    assert_eq!(lists(), 2);
+    *token.lock().expect("token") = Some("alice".into());
+    client.list_tools().await.expect("alice fetches hers");
+    assert_eq!(lists(), 3, "alice was served a list fetched as bob");
+    *token.lock().expect("token") = None;
+    client.list_tools().await.expect("no credentials");
+    assert_eq!(lists(), 4);
+}

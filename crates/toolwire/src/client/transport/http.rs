@@ -53,11 +53,6 @@ const STREAM_RETRIES: u32 = 5;
 /// How long the handshake waits for the legacy GET stream to open.
 const STREAM_OPEN_WAIT: Duration = Duration::from_secs(5);
 
-/// Most times one request is sent with fresh credentials, whatever the
-/// auth provider says.
-#[cfg(feature = "oauth")]
-const MAX_AUTH_ATTEMPTS: u32 = 8;
-
 /// The largest single JSON reply or SSE event accepted, in bytes.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
@@ -177,49 +172,37 @@ impl HttpTransport {
         builder
     }
 
-    /// Sends a request built by `build` with the auth provider's
-    /// credentials; a 401 or 403 goes to the provider, which may have it
-    /// sent again (a bounded number of times). The value is also kept for
+    /// Sends the request `build` makes; with an auth provider (feature
+    /// `oauth`), through its loop (`client/auth/retry.rs`), which may send
+    /// it again after a 401 or 403. The provider's value is also kept for
     /// the requests [`base`](Self::base) builds (legacy GET and DELETE).
-    #[cfg(feature = "oauth")]
-    async fn send_authorized(
+    async fn dispatch(
         &self,
         build: impl Fn() -> Result<Request<Full<Bytes>>, ClientError>,
     ) -> Result<hyper::Response<Body>, ClientError> {
-        use crate::client::auth::{AuthError, Challenge};
-        let Some(auth) = &self.auth else {
-            return self
-                .client
-                .request(build()?)
-                .await
-                .map_err(|e| self.failed(&e));
-        };
-        for attempt in 0..MAX_AUTH_ATTEMPTS {
-            let mut req = build()?;
-            let value = auth.authorization().await?;
-            self.set_authorization(value.clone());
-            if let Some(v) = self.authorization.read().ok().and_then(|a| a.clone()) {
-                req.headers_mut().insert(AUTHORIZATION, v);
-            }
-            let response = self
-                .client
-                .request(req)
-                .await
-                .map_err(|e| self.failed(&e))?;
-            let status = response.status();
-            if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
-                return Ok(response);
-            }
-            let values = response.headers().get_all(http::header::WWW_AUTHENTICATE);
-            let challenge = Challenge::parse(values.iter().filter_map(|v| v.to_str().ok()));
-            if !auth
-                .refused(status.as_u16(), &challenge, value.as_deref(), attempt)
-                .await?
-            {
-                return Ok(response);
-            }
+        #[cfg(feature = "oauth")]
+        if let Some(auth) = &self.auth {
+            return crate::client::auth::send_authorized(auth.as_ref(), |value| {
+                self.set_authorization(value);
+                let request = build().map(|mut req| {
+                    if let Some(v) = self.authorization.read().ok().and_then(|a| a.clone()) {
+                        req.headers_mut().insert(AUTHORIZATION, v);
+                    }
+                    req
+                });
+                async move {
+                    self.client
+                        .request(request?)
+                        .await
+                        .map_err(|e| self.failed(&e))
+                }
+            })
+            .await;
         }
-        Err(AuthError::RetryLimit(MAX_AUTH_ATTEMPTS).into())
+        self.client
+            .request(build()?)
+            .await
+            .map_err(|e| self.failed(&e))
     }
 
     fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
@@ -263,14 +246,7 @@ impl Transport for HttpTransport {
                 return self.send_sse(sse, request).await;
             }
             let had_session = self.session().is_some();
-            #[cfg(feature = "oauth")]
-            let response = self.send_authorized(|| self.build(&request)).await?;
-            #[cfg(not(feature = "oauth"))]
-            let response = self
-                .client
-                .request(self.build(&request)?)
-                .await
-                .map_err(|e| self.failed(&e))?;
+            let response = self.dispatch(|| self.build(&request)).await?;
             let status = response.status();
             // Spec (2025-11-25): basic/transports.mdx#session-management — a
             // 404 to a request with a session id means the session is gone.
@@ -334,14 +310,7 @@ impl Transport for HttpTransport {
                     .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))
             };
             let had_session = self.session().is_some();
-            #[cfg(feature = "oauth")]
-            let response = self.send_authorized(build).await?;
-            #[cfg(not(feature = "oauth"))]
-            let response = self
-                .client
-                .request(build()?)
-                .await
-                .map_err(|e| self.failed(&e))?;
+            let response = self.dispatch(build).await?;
             let status = response.status();
             if had_session && status == StatusCode::NOT_FOUND {
                 return Err(ClientError::SessionExpired);

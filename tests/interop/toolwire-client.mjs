@@ -88,8 +88,9 @@ const PEERS = {
     elicitation: true,
     confirmKey: '*',
     // fastmcp 2 announces a change only inside a request, to that request's
-    // session, and each toolwire command is a session of its own.
-    listChange: null,
+    // session, and each toolwire command is a session of its own: the
+    // fixture adds `late` to every session shortly after it starts.
+    listChange: 'late',
     templates: false,
     wrongType: /valid number/,
     // fastmcp answers with its own code (0) and words.
@@ -105,8 +106,9 @@ const PEERS = {
     elicitation: true,
     confirmKey: 'confirm',
     // Over stdio one connection is one process: no second client can
-    // define a tool while the first listens.
-    listChange: overHttp ? 'define' : null,
+    // define a tool while the first listens; the fixture adds `late` to a
+    // connection shortly after its subscription opens.
+    listChange: overHttp ? 'define' : 'late',
     templates: true,
     wrongType: /expected number/,
     unknownResource: /-32602/,
@@ -120,8 +122,9 @@ const PEERS = {
     progress: true,
     elicitation: true,
     confirmKey: 'confirm',
-    // As for the TypeScript SDK v2: over stdio there is no second client.
-    listChange: overHttp ? 'define' : null,
+    // As for the TypeScript SDK v2: over stdio there is no second client,
+    // and the fixture adds `late` instead.
+    listChange: overHttp ? 'define' : 'late',
     templates: false,
     wrongType: /valid number/,
     unknownResource: /-32602: Unknown resource: demo:\/\/nope/,
@@ -191,7 +194,7 @@ async function ok(args) {
 /**
  * Runs `toolwire listen --json TARGET` until it prints a tools list change,
  * doing `meanwhile` once it listens; then interrupts it, which must end it
- * cleanly.
+ * cleanly. It must have listened in the peer's era.
  */
 async function listChange(target, meanwhile) {
   const child = spawn(bin, ['listen', '--json', ...target], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -203,7 +206,7 @@ async function listChange(target, meanwhile) {
   try {
     await withTimeout(
       (async () => {
-        while (!err.includes('listening')) {
+        while (!/listening \([^)]*\)/.test(err)) {
           if (child.exitCode !== null) throw new Error(`listen exited early:\n${err}`);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
@@ -211,6 +214,7 @@ async function listChange(target, meanwhile) {
       20_000,
       'listen to start',
     );
+    assert.match(err, new RegExp(`listening \\(${peer.era} ${peer.version}\\)`));
     await meanwhile();
     await withTimeout(
       (async () => {

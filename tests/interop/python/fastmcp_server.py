@@ -1,6 +1,10 @@
 """A legacy MCP server on fastmcp 2 (PyPI, pinned by scripts/interop):
 the peer toolwire's client must fall back to `initialize` for. Tools (text,
 structured, progress, a real `elicitation/create`), a resource and a prompt.
+Half a second after a session is initialised, the server adds a tool named
+`late` and tells that session `notifications/tools/list_changed`, so that a
+listening client sees the list change (fastmcp itself announces a change
+only inside a request, to that request's session).
 
     python fastmcp_server.py stdio
     python fastmcp_server.py http PORT      (listens on 127.0.0.1 only)
@@ -10,9 +14,38 @@ import asyncio
 import sys
 from dataclasses import dataclass
 
+import mcp.types as mt
 from fastmcp import Context, FastMCP
+from fastmcp.tools import Tool
 
 mcp = FastMCP("fastmcp-legacy-interop", instructions="A fastmcp 2 server.")
+
+# How long after `notifications/initialized` the `late` tool appears.
+LATE_S = 0.5
+
+
+def late() -> str:
+    """Added after the session started."""
+    return "late"
+
+
+def add_late_after_initialized():
+    """Wraps the low-level server's message handler: once a session is
+    initialised, wait LATE_S, add `late` and tell that session."""
+    low = mcp._mcp_server
+    handle = low._handle_message
+
+    async def handle_message(message, session, *args, **kwargs):
+        await handle(message, session, *args, **kwargs)
+        if isinstance(message, mt.ClientNotification) and isinstance(message.root, mt.InitializedNotification):
+            await asyncio.sleep(LATE_S)
+            mcp.add_tool(Tool.from_function(late, name="late"))
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # noqa: BLE001 - the session may be gone by now
+                pass
+
+    low._handle_message = handle_message
 
 
 @mcp.tool
@@ -63,6 +96,7 @@ def greet(name: str) -> str:
 
 
 if __name__ == "__main__":
+    add_late_after_initialized()
     if sys.argv[1:2] == ["http"] and len(sys.argv) == 3:
         mcp.run(transport="http", host="127.0.0.1", port=int(sys.argv[2]), show_banner=False)
     elif sys.argv[1:] == ["stdio"]:

@@ -3,7 +3,9 @@ pinned by scripts/interop): toolwire's client in mode auto must stay modern
 with it. Tools (text, structured, progress, a confirmation through a
 multi-round-trip input_required result, one that defines another tool and
 announces the list change on the subscription bus), a resource and a
-prompt.
+prompt. Over stdio, where no second client can call `define` while one
+listens, the server adds a tool named `late` shortly after each
+`subscriptions/listen` opens, and announces that change.
 
     python mcp_modern_server.py stdio
     python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only)
@@ -24,7 +26,32 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
-bus = InMemorySubscriptionBus()
+# How long after a subscription opens the `late` tool appears (stdio).
+LATE_S = 0.2
+
+
+class LateBus(InMemorySubscriptionBus):
+    """A bus that, when `late` is set, adds the `late` tool a little after
+    each new subscriber joins, and publishes the change."""
+
+    late = False
+
+    def subscribe(self, listener):
+        unsubscribe = super().subscribe(listener)
+        if self.late:
+            asyncio.get_running_loop().call_later(LATE_S, lambda: asyncio.ensure_future(add_late()))
+        return unsubscribe
+
+
+async def add_late():
+    def late() -> str:
+        return "late"
+
+    mcp.add_tool(late, name="late", description="Added after the subscription opened.")
+    await bus.publish(ToolsListChanged())
+
+
+bus = LateBus()
 mcp = MCPServer("python-modern-interop", instructions="A Python SDK 2 server.", subscriptions=bus)
 
 
@@ -100,6 +127,7 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["http"] and len(sys.argv) == 3:
         mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     elif sys.argv[1:] == ["stdio"]:
+        bus.late = True
         mcp.run("stdio")
     else:
         sys.exit("usage: mcp_modern_server.py stdio | http PORT")

@@ -26,7 +26,6 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createServer, connect as tcpConnect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Checks, loopbackUrl, withTimeout } from './lib.mjs';
 
@@ -141,35 +140,6 @@ const peer =
           ? PEERS.tsModern
           : PEERS.tsLegacy;
 
-/** A free loopback port (the OS picks it; the server binds it next). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Resolves once something accepts connections on `port`. */
-async function listening(port, child) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
-    const ok = await new Promise((resolve) => {
-      const sock = tcpConnect(port, '127.0.0.1', () => {
-        sock.end();
-        resolve(true);
-      });
-      sock.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`nothing listens on ${port} after 60 s`);
-}
 // A Python server takes seconds to start, and a stdio leg starts one for
 // every toolwire command.
 const checks = new Checks(`toolwire client, ${leg}:`, pythonLeg ? 90_000 : 20_000);
@@ -234,7 +204,7 @@ async function listChange(target, meanwhile) {
 }
 
 /** Starts a server child; resolves with its URL (printed on stderr). */
-async function startHttp(command, args, pattern) {
+async function startHttp(command, args, pattern, ms = 20_000) {
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await withTimeout(
@@ -246,7 +216,7 @@ async function startHttp(command, args, pattern) {
       });
       child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${err}`)));
     }),
-    20_000,
+    ms,
     'the server to listen',
   );
   return { child, url: loopbackUrl(url) };
@@ -262,10 +232,9 @@ if (leg === 'stdio') {
 } else if (leg === 'fastmcp-stdio' || leg === 'python-modern-stdio') {
   target = ['--stdio', `'${python}' '${pythonScript}' stdio`];
 } else if (leg === 'fastmcp-http' || leg === 'python-modern-http') {
-  const port = await freePort();
-  const child = spawn(python, [pythonScript, 'http', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
-  server = { child, url: `http://127.0.0.1:${port}/mcp` };
-  await listening(port, child);
+  // Port 0: the OS picks a free one, and uvicorn names it.
+  server = await startHttp(python, [pythonScript, 'http', '0'], /Uvicorn running on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  server.url = new URL('/mcp', server.url).href;
   target = [server.url];
 } else if (leg === 'modern') {
   server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);

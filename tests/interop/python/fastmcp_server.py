@@ -7,7 +7,9 @@ listening client sees the list change (fastmcp itself announces a change
 only inside a request, to that request's session).
 
     python fastmcp_server.py stdio
-    python fastmcp_server.py http PORT      (listens on 127.0.0.1 only)
+    python fastmcp_server.py http PORT      (listens on 127.0.0.1 only; with
+                                            PORT 0 the OS picks the port, which
+                                            uvicorn names on stderr)
 """
 
 import asyncio
@@ -31,19 +33,28 @@ def late() -> str:
 
 def add_late_after_initialized():
     """Wraps the low-level server's message handler: once a session is
-    initialised, wait LATE_S, add `late` and tell that session."""
+    initialised, add `late` LATE_S later and tell that session. The addition
+    runs on its own, so that a session that ends sooner is not held up."""
     low = mcp._mcp_server
     handle = low._handle_message
+    pending = set()
+
+    async def announce(session):
+        mcp.add_tool(Tool.from_function(late, name="late"))
+        try:
+            await asyncio.wait_for(session.send_tool_list_changed(), 1)
+        except Exception:  # noqa: BLE001 - the session may be gone by now
+            pass
+
+    def start(session):
+        task = asyncio.ensure_future(announce(session))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
 
     async def handle_message(message, session, *args, **kwargs):
         await handle(message, session, *args, **kwargs)
         if isinstance(message, mt.ClientNotification) and isinstance(message.root, mt.InitializedNotification):
-            await asyncio.sleep(LATE_S)
-            mcp.add_tool(Tool.from_function(late, name="late"))
-            try:
-                await session.send_tool_list_changed()
-            except Exception:  # noqa: BLE001 - the session may be gone by now
-                pass
+            asyncio.get_running_loop().call_later(LATE_S, start, session)
 
     low._handle_message = handle_message
 

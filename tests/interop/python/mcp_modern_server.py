@@ -8,7 +8,9 @@ listens, the server adds a tool named `late` shortly after each
 `subscriptions/listen` opens, and announces that change.
 
     python mcp_modern_server.py stdio
-    python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only)
+    python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only; with
+                                               PORT 0 the OS picks the port, which
+                                               uvicorn names on stderr)
 """
 
 import asyncio

@@ -92,13 +92,6 @@ impl Live {
     }
 }
 
-/// How the GET went.
-pub(crate) enum Opened {
-    Session(SseSession),
-    /// Not an HTTP+SSE server: the reason, for the log.
-    No(String),
-}
-
 /// Opens one stream: sends the GET and waits for the `endpoint` event.
 /// `Ok(Err(why))` when the answer is no HTTP+SSE stream.
 async fn connect(
@@ -187,7 +180,8 @@ async fn connect(
 
 impl SseSession {
     /// Sends `get` (a GET of the server's URL `base`) and waits for the
-    /// `endpoint` event. `headers` go on every background POST.
+    /// `endpoint` event. `headers` go on every background POST. `Ok(Err(why))`
+    /// when the server is no HTTP+SSE server.
     pub(crate) async fn open(
         client: &Hyper,
         get: Parts,
@@ -195,12 +189,12 @@ impl SseSession {
         headers: Vec<(HeaderName, HeaderValue)>,
         inbound: InboundSink,
         max_event: usize,
-    ) -> Result<Opened, ClientError> {
+    ) -> Result<Result<Self, String>, ClientError> {
         let live = match connect(client, &get, base, &headers, &inbound, max_event).await? {
             Ok(live) => live,
-            Err(why) => return Ok(Opened::No(why)),
+            Err(why) => return Ok(Err(why)),
         };
-        Ok(Opened::Session(Self {
+        Ok(Ok(Self {
             client: client.clone(),
             get,
             base: base.clone(),
@@ -396,12 +390,12 @@ impl HttpTransport {
         )
         .await?;
         match opened {
-            Opened::Session(session) => {
+            Ok(session) => {
                 // Another caller may have won the race: its session stays.
                 let _ = self.sse.set(session);
                 Ok(true)
             }
-            Opened::No(why) => {
+            Err(why) => {
                 tracing::debug!("no HTTP+SSE transport at {}: {why}", self.uri);
                 Ok(false)
             }

@@ -229,8 +229,10 @@ if (leg === 'stdio') {
   target = ['--stdio', `${node} '${script('./legacy-server.mjs')}' stdio`];
 } else if (leg === 'ts-modern-stdio') {
   target = ['--stdio', `${node} '${script('./modern-ts-server.mjs')}' stdio`];
-} else if (leg === 'fastmcp-stdio' || leg === 'python-modern-stdio') {
+} else if (leg === 'fastmcp-stdio') {
   target = ['--stdio', `'${python}' '${pythonScript}' stdio`];
+} else if (leg === 'python-modern-stdio') {
+  target = ['--stdio', `'${python}' '${pythonScript}' stdio --late`];
 } else if (leg === 'fastmcp-http' || leg === 'python-modern-http') {
   // Port 0: the OS picks a free one, and uvicorn names it.
   server = await startHttp(python, [pythonScript, 'http', '0'], /Uvicorn running on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);

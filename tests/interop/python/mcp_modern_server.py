@@ -3,11 +3,11 @@ pinned by scripts/interop): toolwire's client in mode auto must stay modern
 with it. Tools (text, structured, progress, a confirmation through a
 multi-round-trip input_required result, one that defines another tool and
 announces the list change on the subscription bus), a resource and a
-prompt. Over stdio, where no second client can call `define` while one
-listens, the server adds a tool named `late` shortly after each
-`subscriptions/listen` opens, and announces that change.
+prompt. With `--late` (over stdio, where no second client can call
+`define` while one listens), the server adds a tool named `late` shortly
+after each `subscriptions/listen` opens, and announces that change.
 
-    python mcp_modern_server.py stdio
+    python mcp_modern_server.py stdio [--late]
     python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only; with
                                                PORT 0 the OS picks the port, which
                                                uvicorn names on stderr)
@@ -28,7 +28,7 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
-# How long after a subscription opens the `late` tool appears (stdio).
+# How long after a subscription opens the `late` tool appears (--late).
 LATE_S = 0.2
 
 
@@ -128,8 +128,8 @@ def greet(name: str) -> str:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"] and len(sys.argv) == 3:
         mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
-    elif sys.argv[1:] == ["stdio"]:
-        bus.late = True
+    elif sys.argv[1:2] == ["stdio"] and sys.argv[2:] in ([], ["--late"]):
+        bus.late = sys.argv[2:] == ["--late"]
         mcp.run("stdio")
     else:
-        sys.exit("usage: mcp_modern_server.py stdio | http PORT")
+        sys.exit("usage: mcp_modern_server.py stdio [--late] | http PORT")

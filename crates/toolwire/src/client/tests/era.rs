@@ -366,6 +366,35 @@ async fn legacy_resource_updates_feed_subscriptions_and_the_cache() {
     );
 }
 
+#[tokio::test]
+async fn a_legacy_subscription_ends_with_an_error_when_the_server_goes() {
+    let mut fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Legacy),
+        legacy_script("2025-11-25"),
+    );
+    let mut sub = fake
+        .client
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    // The server's output closes.
+    drop(std::mem::replace(
+        &mut fake.inject,
+        tokio::sync::mpsc::unbounded_channel().0,
+    ));
+    let end = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("the subscription hears of it")
+        .expect("an item");
+    assert!(
+        matches!(&end, Err(ClientError::Transport(m)) if m.contains("closed its output")),
+        "{end:?}"
+    );
+}
+
 /// Serves `server` over an in-process pipe.
 fn connect(server: &Server, builder: ClientBuilder) -> Client {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);

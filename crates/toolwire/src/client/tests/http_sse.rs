@@ -421,3 +421,28 @@ async fn a_stream_that_cannot_be_reopened_fails_after_bounded_retries() {
         s.seen
     );
 }
+
+#[tokio::test]
+async fn a_legacy_subscription_hears_that_the_stream_dropped() {
+    let (addr, state) = start(false).await;
+    let client = accept_all()
+        .connect_http(&format!("http://{addr}/sse"))
+        .expect("client");
+    let mut sub = client
+        .listen(toolwire_proto::types::SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        })
+        .await
+        .expect("listen over HTTP+SSE");
+    state.lock().expect("state").drop_streams();
+    let end = tokio::time::timeout(std::time::Duration::from_secs(5), sub.next())
+        .await
+        .expect("the subscription hears of it")
+        .expect("an item");
+    assert!(
+        matches!(&end, Err(crate::client::ClientError::Transport(m))
+            if m.contains("closed the HTTP+SSE stream")),
+        "{end:?}"
+    );
+}

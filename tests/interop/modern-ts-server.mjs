@@ -3,7 +3,10 @@
 // modern with it. Tools (text, structured, progress, a confirmation through
 // multi-round-trip input_required, one that defines another tool so the
 // list changes), a resource, a resource template with completions and a
-// prompt, over stdio and over HTTP.
+// prompt, over stdio and over HTTP. Over stdio, where no second client can
+// call `define` while one listens, the server adds a tool named `late`
+// shortly after each `subscriptions/listen` arrives, so that the listening
+// client sees the list change.
 //
 //   node modern-ts-server.mjs stdio
 //   node modern-ts-server.mjs http      (prints its URL on stderr)
@@ -20,7 +23,7 @@ import {
   inputRequired,
   inputResponse,
 } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -30,6 +33,10 @@ const names = (value) => ['alice', 'albert', 'bob'].filter((n) => n.startsWith(v
 const defined = [];
 /** Tells the open subscriptions that the tool list changed. */
 let toolsChanged = () => {};
+/** The server instance built last (over stdio, the connection's). */
+let latest;
+/** How long after a `subscriptions/listen` the `late` tool appears (stdio). */
+const LATE_MS = 100;
 
 function build() {
   const server = new McpServer(
@@ -120,7 +127,37 @@ function build() {
     { description: 'Greets someone.', argsSchema: z.object({ name: completable(z.string(), names) }) },
     ({ name }) => ({ messages: [{ role: 'user', content: { type: 'text', text: `Please greet ${name}.` } }] }),
   );
+  latest = server;
   return server;
+}
+
+/**
+ * Serves stdio; a moment after each `subscriptions/listen` arrives, the
+ * connection's server registers `late`, which announces the list change
+ * on the open subscriptions.
+ */
+function serveStdioWithLate() {
+  const transport = new StdioServerTransport();
+  let handler;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () =>
+      handler &&
+      ((message, extra) => {
+        handler(message, extra);
+        if (message.method === 'subscriptions/listen') {
+          setTimeout(() => {
+            latest?.registerTool('late', { description: 'Added after the subscription opened.' }, async () => ({
+              content: [{ type: 'text', text: 'late' }],
+            }));
+          }, LATE_MS);
+        }
+      }),
+    set: (h) => {
+      handler = h;
+    },
+  });
+  serveStdio(() => build(), { transport });
 }
 
 /** Serves the web-standard handler on node:http. */
@@ -171,7 +208,7 @@ async function serveHttp() {
 
 const [mode] = process.argv.slice(2);
 if (mode === 'stdio') {
-  serveStdio(() => build());
+  serveStdioWithLate();
 } else if (mode === 'http') {
   await serveHttp();
 } else {

@@ -26,7 +26,6 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { createServer, connect as tcpConnect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Checks, loopbackUrl, withTimeout } from './lib.mjs';
 
@@ -88,8 +87,9 @@ const PEERS = {
     elicitation: true,
     confirmKey: '*',
     // fastmcp 2 announces a change only inside a request, to that request's
-    // session, and each toolwire command is a session of its own.
-    listChange: null,
+    // session, and each toolwire command is a session of its own: the
+    // fixture adds `late` to every session shortly after it starts.
+    listChange: 'late',
     templates: false,
     wrongType: /valid number/,
     // fastmcp answers with its own code (0) and words.
@@ -105,8 +105,9 @@ const PEERS = {
     elicitation: true,
     confirmKey: 'confirm',
     // Over stdio one connection is one process: no second client can
-    // define a tool while the first listens.
-    listChange: overHttp ? 'define' : null,
+    // define a tool while the first listens; the fixture adds `late` to a
+    // connection shortly after its subscription opens.
+    listChange: overHttp ? 'define' : 'late',
     templates: true,
     wrongType: /expected number/,
     unknownResource: /-32602/,
@@ -120,8 +121,9 @@ const PEERS = {
     progress: true,
     elicitation: true,
     confirmKey: 'confirm',
-    // As for the TypeScript SDK v2: over stdio there is no second client.
-    listChange: overHttp ? 'define' : null,
+    // As for the TypeScript SDK v2: over stdio there is no second client,
+    // and the fixture adds `late` instead.
+    listChange: overHttp ? 'define' : 'late',
     templates: false,
     wrongType: /valid number/,
     unknownResource: /-32602: Unknown resource: demo:\/\/nope/,
@@ -138,35 +140,6 @@ const peer =
           ? PEERS.tsModern
           : PEERS.tsLegacy;
 
-/** A free loopback port (the OS picks it; the server binds it next). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Resolves once something accepts connections on `port`. */
-async function listening(port, child) {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode})`);
-    const ok = await new Promise((resolve) => {
-      const sock = tcpConnect(port, '127.0.0.1', () => {
-        sock.end();
-        resolve(true);
-      });
-      sock.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`nothing listens on ${port} after 60 s`);
-}
 // A Python server takes seconds to start, and a stdio leg starts one for
 // every toolwire command.
 const checks = new Checks(`toolwire client, ${leg}:`, pythonLeg ? 90_000 : 20_000);
@@ -191,7 +164,7 @@ async function ok(args) {
 /**
  * Runs `toolwire listen --json TARGET` until it prints a tools list change,
  * doing `meanwhile` once it listens; then interrupts it, which must end it
- * cleanly.
+ * cleanly. It must have listened in the peer's era.
  */
 async function listChange(target, meanwhile) {
   const child = spawn(bin, ['listen', '--json', ...target], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -203,7 +176,7 @@ async function listChange(target, meanwhile) {
   try {
     await withTimeout(
       (async () => {
-        while (!err.includes('listening')) {
+        while (!/listening \([^)]*\)/.test(err)) {
           if (child.exitCode !== null) throw new Error(`listen exited early:\n${err}`);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
@@ -211,6 +184,7 @@ async function listChange(target, meanwhile) {
       20_000,
       'listen to start',
     );
+    assert.match(err, new RegExp(`listening \\(${peer.era} ${peer.version}\\)`));
     await meanwhile();
     await withTimeout(
       (async () => {
@@ -230,7 +204,7 @@ async function listChange(target, meanwhile) {
 }
 
 /** Starts a server child; resolves with its URL (printed on stderr). */
-async function startHttp(command, args, pattern) {
+async function startHttp(command, args, pattern, ms = 20_000) {
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   const url = await withTimeout(
@@ -242,7 +216,7 @@ async function startHttp(command, args, pattern) {
       });
       child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${err}`)));
     }),
-    20_000,
+    ms,
     'the server to listen',
   );
   return { child, url: loopbackUrl(url) };
@@ -255,13 +229,14 @@ if (leg === 'stdio') {
   target = ['--stdio', `${node} '${script('./legacy-server.mjs')}' stdio`];
 } else if (leg === 'ts-modern-stdio') {
   target = ['--stdio', `${node} '${script('./modern-ts-server.mjs')}' stdio`];
-} else if (leg === 'fastmcp-stdio' || leg === 'python-modern-stdio') {
+} else if (leg === 'fastmcp-stdio') {
   target = ['--stdio', `'${python}' '${pythonScript}' stdio`];
+} else if (leg === 'python-modern-stdio') {
+  target = ['--stdio', `'${python}' '${pythonScript}' stdio --late`];
 } else if (leg === 'fastmcp-http' || leg === 'python-modern-http') {
-  const port = await freePort();
-  const child = spawn(python, [pythonScript, 'http', String(port)], { stdio: ['ignore', 'ignore', 'ignore'] });
-  server = { child, url: `http://127.0.0.1:${port}/mcp` };
-  await listening(port, child);
+  // Port 0: the OS picks a free one, and uvicorn names it.
+  server = await startHttp(python, [pythonScript, 'http', '0'], /Uvicorn running on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
+  server.url = new URL('/mcp', server.url).href;
   target = [server.url];
 } else if (leg === 'modern') {
   server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);

@@ -137,8 +137,9 @@ struct Inner {
     /// What the server sends on its own, until the task that handles it
     /// starts.
     inbound_rx: Mutex<Option<mpsc::UnboundedReceiver<Inbound>>>,
-    /// Legacy change notifications, for the legacy subscriptions.
-    changes: broadcast::Sender<ChangeNotification>,
+    /// Legacy change notifications, for the legacy subscriptions; an error
+    /// when the connection that carries them is gone.
+    changes: broadcast::Sender<Result<ChangeNotification, Arc<str>>>,
 }
 
 impl fmt::Debug for Client {

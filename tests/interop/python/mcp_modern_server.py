@@ -3,10 +3,14 @@ pinned by scripts/interop): toolwire's client in mode auto must stay modern
 with it. Tools (text, structured, progress, a confirmation through a
 multi-round-trip input_required result, one that defines another tool and
 announces the list change on the subscription bus), a resource and a
-prompt.
+prompt. With `--late` (over stdio, where no second client can call
+`define` while one listens), the server adds a tool named `late` shortly
+after each `subscriptions/listen` opens, and announces that change.
 
-    python mcp_modern_server.py stdio
-    python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only)
+    python mcp_modern_server.py stdio [--late]
+    python mcp_modern_server.py http PORT      (listens on 127.0.0.1 only; with
+                                               PORT 0 the OS picks the port, which
+                                               uvicorn names on stderr)
 """
 
 import asyncio
@@ -24,7 +28,32 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
-bus = InMemorySubscriptionBus()
+# How long after a subscription opens the `late` tool appears (--late).
+LATE_S = 0.2
+
+
+class LateBus(InMemorySubscriptionBus):
+    """A bus that, when `late` is set, adds the `late` tool a little after
+    each new subscriber joins, and publishes the change."""
+
+    late = False
+
+    def subscribe(self, listener):
+        unsubscribe = super().subscribe(listener)
+        if self.late:
+            asyncio.get_running_loop().call_later(LATE_S, lambda: asyncio.ensure_future(add_late()))
+        return unsubscribe
+
+
+async def add_late():
+    def late() -> str:
+        return "late"
+
+    mcp.add_tool(late, name="late", description="Added after the subscription opened.")
+    await bus.publish(ToolsListChanged())
+
+
+bus = LateBus()
 mcp = MCPServer("python-modern-interop", instructions="A Python SDK 2 server.", subscriptions=bus)
 
 
@@ -99,7 +128,8 @@ def greet(name: str) -> str:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["http"] and len(sys.argv) == 3:
         mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
-    elif sys.argv[1:] == ["stdio"]:
+    elif sys.argv[1:2] == ["stdio"] and sys.argv[2:] in ([], ["--late"]):
+        bus.late = sys.argv[2:] == ["--late"]
         mcp.run("stdio")
     else:
-        sys.exit("usage: mcp_modern_server.py stdio | http PORT")
+        sys.exit("usage: mcp_modern_server.py stdio [--late] | http PORT")

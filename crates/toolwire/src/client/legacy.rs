@@ -49,7 +49,7 @@ impl Client {
             self.inner.cache.invalidate(&what);
         }
         // No receivers is fine: nobody listens.
-        let _ = self.inner.changes.send(note);
+        let _ = self.inner.changes.send(Ok(note));
     }
 
     /// Answers one request of the server and posts the response.
@@ -174,6 +174,9 @@ async fn inbound_loop(inner: Weak<super::Inner>, mut rx: mpsc::UnboundedReceiver
             // Each answer may wait for a person: never block the others.
             Inbound::Request { id, method, params } => {
                 tokio::spawn(async move { client.answer_server_request(id, method, params).await });
+            }
+            Inbound::Lost(reason) => {
+                let _ = client.inner.changes.send(Err(reason.into()));
             }
         }
     }

@@ -120,7 +120,7 @@ impl Subscription {
     pub(crate) fn from_broadcast(
         id: RequestId,
         filter: SubscriptionFilter,
-        changes: broadcast::Receiver<ChangeNotification>,
+        changes: broadcast::Receiver<Result<ChangeNotification, Arc<str>>>,
     ) -> Self {
         let (tx, rx) = mpsc::unbounded_channel();
         let pump = tokio::spawn(relay(changes, filter.clone(), tx));
@@ -181,18 +181,23 @@ fn wanted(filter: &SubscriptionFilter, note: &ChangeNotification) -> bool {
 }
 
 async fn relay(
-    mut changes: broadcast::Receiver<ChangeNotification>,
+    mut changes: broadcast::Receiver<Result<ChangeNotification, Arc<str>>>,
     filter: SubscriptionFilter,
     tx: mpsc::UnboundedSender<Result<ChangeNotification, ClientError>>,
 ) {
     loop {
         match changes.recv().await {
-            Ok(note) if wanted(&filter, &note) => {
+            Ok(Ok(note)) if wanted(&filter, &note) => {
                 if tx.send(Ok(note)).is_err() {
                     return;
                 }
             }
-            Ok(_) => {}
+            Ok(Ok(_)) => {}
+            // The connection that carried the notifications is gone.
+            Ok(Err(reason)) => {
+                let _ = tx.send(Err(ClientError::Transport(reason.to_string())));
+                return;
+            }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!("a subscription fell behind and missed {n} notifications");
             }

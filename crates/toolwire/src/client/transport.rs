@@ -50,7 +50,8 @@ pub(crate) struct Outgoing {
 
 /// A message the server sent on its own: a request (legacy servers ask for
 /// elicitation, sampling and roots this way) or a notification no request
-/// is waiting for (legacy list changes and resource updates).
+/// is waiting for (legacy list changes and resource updates); or word from
+/// the transport that the connection carrying them is gone.
 #[derive(Debug)]
 pub(crate) enum Inbound {
     Request {
@@ -62,6 +63,10 @@ pub(crate) enum Inbound {
         method: String,
         params: Option<Value>,
     },
+    /// The connection that carried the server's own messages ended (a
+    /// stdio server's output, the HTTP+SSE stream), for this reason: the
+    /// legacy subscriptions waiting on it end with an error.
+    Lost(String),
 }
 
 /// Where a transport delivers [`Inbound`] messages; the client installs
@@ -125,6 +130,7 @@ impl Incoming {
             Decoded::Request(Inbound::Notification { method, params }) => {
                 Ok((Self::Notification { method, params }, None))
             }
+            Decoded::Request(Inbound::Lost(reason)) => Err(ClientError::Transport(reason)),
         }
     }
 }

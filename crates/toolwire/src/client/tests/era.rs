@@ -288,6 +288,113 @@ async fn legacy_list_changes_feed_subscriptions_and_the_cache() {
     );
 }
 
+#[tokio::test]
+async fn legacy_resource_updates_feed_subscriptions_and_the_cache() {
+    let legacy = legacy_script("2025-11-25");
+    let fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Legacy),
+        move |req| match req["method"].as_str().unwrap_or_default() {
+            // Cacheable, so that the invalidation shows.
+            "resources/read" => vec![result(
+                req,
+                json!({"contents": [{"uri": req["params"]["uri"], "text": "v"}],
+                       "ttlMs": 600_000, "cacheScope": "public"}),
+            )],
+            "resources/subscribe" => vec![result(req, json!({}))],
+            _ => legacy(req),
+        },
+    );
+    for uri in ["a://watched", "a://other", "a://still"] {
+        fake.client.read_resource(uri).await.expect("read");
+        fake.client.read_resource(uri).await.expect("read");
+    }
+    assert_eq!(fake.requests("resources/read").len(), 3, "all cached");
+    let mut sub = fake
+        .client
+        .listen(SubscriptionFilter {
+            resource_subscriptions: Some(vec!["a://watched".into()]),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    // A legacy server is asked with resources/subscribe, per URI.
+    let asked: Vec<Value> = fake
+        .requests("resources/subscribe")
+        .iter()
+        .map(|r| r["params"]["uri"].clone())
+        .collect();
+    assert_eq!(asked, [json!("a://watched")]);
+    for uri in ["a://other", "a://watched"] {
+        fake.inject
+            .send(
+                json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                         "params": {"uri": uri}}),
+            )
+            .expect("inject");
+    }
+    let note = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    // The update of a resource not subscribed to is not delivered.
+    assert_eq!(
+        note,
+        ChangeNotification::ResourceUpdated {
+            uri: "a://watched".into()
+        }
+    );
+    // Each update dropped its own resource's entry (subscribed to or not),
+    // and only that.
+    for uri in ["a://watched", "a://other", "a://still"] {
+        fake.client.read_resource(uri).await.expect("read");
+    }
+    let reads: Vec<Value> = fake
+        .requests("resources/read")
+        .iter()
+        .map(|r| r["params"]["uri"].clone())
+        .collect();
+    assert_eq!(
+        reads,
+        [
+            json!("a://watched"),
+            json!("a://other"),
+            json!("a://still"),
+            json!("a://watched"),
+            json!("a://other")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_subscription_ends_with_an_error_when_the_server_goes() {
+    let mut fake = FakeStdio::start_in_mode(
+        ClientBuilder::new().with_protocol_mode(ProtocolMode::Legacy),
+        legacy_script("2025-11-25"),
+    );
+    let mut sub = fake
+        .client
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    // The server's output closes.
+    drop(std::mem::replace(
+        &mut fake.inject,
+        tokio::sync::mpsc::unbounded_channel().0,
+    ));
+    let end = tokio::time::timeout(Duration::from_secs(5), sub.next())
+        .await
+        .expect("the subscription hears of it")
+        .expect("an item");
+    assert!(
+        matches!(&end, Err(ClientError::Transport(m)) if m.contains("closed its output")),
+        "{end:?}"
+    );
+}
+
 /// Serves `server` over an in-process pipe.
 fn connect(server: &Server, builder: ClientBuilder) -> Client {
     let (client_io, server_io) = tokio::io::duplex(1 << 20);

@@ -86,6 +86,8 @@ impl FakeStdio {
                     break;
                 }
             }
+            // Dropping `inject` closes the server's output.
+            let _ = server_write.shutdown().await;
         });
         let reader_log = Arc::clone(&log);
         tokio::spawn(async move {

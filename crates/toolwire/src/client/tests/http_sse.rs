@@ -2,7 +2,9 @@
 //! a small server of that shape on a loopback socket: GET `/sse` opens the
 //! stream and names `/messages?sessionId=…` in its `endpoint` event; every
 //! POST there is answered 202 and its answer comes on the stream. A POST to
-//! `/sse` itself gets 405 (or, in the second test, a JSON-RPC error).
+//! `/sse` itself gets 405 (or, in the second test, a JSON-RPC error). The
+//! test can end every open stream (the server dropping it), and refuse
+//! further GETs.
 
 use super::server::{accept_all, text};
 use crate::client::{ProtocolEra, RequestOptions, ToolCall};
@@ -30,6 +32,17 @@ struct State {
     streams: HashMap<String, mpsc::UnboundedSender<Bytes>>,
     /// Calls of `ask` waiting for the elicitation's answer, by its id.
     asking: HashMap<String, Value>,
+    /// Streams opened so far (each a session: `s1`, `s2`, …).
+    opened: usize,
+    /// How many GETs are answered with a stream; `None`: all.
+    streams_left: Option<usize>,
+}
+
+impl State {
+    /// The server drops every open stream.
+    fn drop_streams(&mut self) {
+        self.streams.clear();
+    }
 }
 
 type Shared = Arc<Mutex<State>>;
@@ -82,6 +95,8 @@ fn handle(state: &mut State, m: &Value) -> Vec<Value> {
             ));
             out
         }
+        // Never answered.
+        Some("tools/call") if m["params"]["name"] == "hang" => Vec::new(),
         Some("tools/call") => {
             let ask_id = format!("ask-{id}");
             state.asking.insert(ask_id.clone(), id.clone());
@@ -112,19 +127,28 @@ async fn serve(req: Request<Incoming>, state: Shared, refuse_with_jsonrpc: bool)
     let path = req.uri().path().to_owned();
     let query = req.uri().query().unwrap_or_default().to_owned();
     let method = req.method().clone();
-    state
-        .lock()
-        .expect("state")
-        .seen
-        .push(format!("{method} {path}"));
+    state.lock().expect("state").seen.push(if query.is_empty() {
+        format!("{method} {path}")
+    } else {
+        format!("{method} {path}?{query}")
+    });
     match (method, path.as_str()) {
         (Method::GET, "/sse") => {
+            let mut s = state.lock().expect("state");
+            if s.streams_left == Some(0) {
+                return full(StatusCode::SERVICE_UNAVAILABLE, "text/plain", "no more");
+            }
+            if let Some(n) = &mut s.streams_left {
+                *n -= 1;
+            }
             let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
-            let session = format!("s{}", state.lock().expect("state").streams.len() + 1);
+            s.opened += 1;
+            let session = format!("s{}", s.opened);
             let _ = tx.send(Bytes::from(format!(
                 "event: endpoint\ndata: /messages?sessionId={session}\n\n"
             )));
-            state.lock().expect("state").streams.insert(session, tx);
+            s.streams.insert(session, tx);
+            drop(s);
             let frames = futures_util::stream::unfold(rx, |mut rx| async move {
                 rx.recv()
                     .await
@@ -274,4 +298,151 @@ async fn a_refusal_with_a_json_rpc_error_never_tries_http_sse() {
     assert!(err.to_string().contains("no session"), "{err}");
     let s = state.lock().expect("state");
     assert!(!s.seen.iter().any(|l| l == "GET /sse"), "{:?}", s.seen);
+}
+
+/// Waits until the server has seen a `tools/call` of `name`.
+async fn called(state: &Shared, name: &str) {
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !state
+            .lock()
+            .expect("state")
+            .messages
+            .iter()
+            .any(|m| m["method"] == "tools/call" && m["params"]["name"] == name)
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the call reached the server");
+}
+
+#[tokio::test]
+async fn a_dropped_stream_fails_the_requests_in_flight_and_is_reopened() {
+    let (addr, state) = start(false).await;
+    let client = accept_all()
+        .connect_http(&format!("http://{addr}/sse"))
+        .expect("client");
+    client.list_tools().await.expect("list over HTTP+SSE");
+    let hanging = {
+        let client = client.clone();
+        tokio::spawn(async move { client.call_tool("hang", json!({})).await })
+    };
+    called(&state, "hang").await;
+    state.lock().expect("state").drop_streams();
+    // The request in flight fails at once, saying why, instead of waiting
+    // for an answer that cannot come.
+    let err = tokio::time::timeout(std::time::Duration::from_secs(5), hanging)
+        .await
+        .expect("the call in flight ends")
+        .expect("join")
+        .expect_err("no answer");
+    assert!(
+        matches!(&err, crate::client::ClientError::Transport(m)
+            if m.contains("closed the HTTP+SSE stream before answering")),
+        "{err}"
+    );
+    // The next request reopens the stream (a new endpoint, a new session)
+    // and initialises it before it goes out.
+    let r = client.call_tool("echo", json!({})).await.expect("echo");
+    assert_eq!(text(&r), "echoed");
+    assert_eq!(client.era(), Some(ProtocolEra::Legacy));
+    client.close().await.expect("close");
+
+    let s = state.lock().expect("state");
+    assert_eq!(
+        s.seen.iter().filter(|l| *l == "GET /sse").count(),
+        2,
+        "{:?}",
+        s.seen
+    );
+    // The old session's endpoint is not used after the drop.
+    let after_drop = s.seen.iter().rposition(|l| l == "GET /sse").expect("GET");
+    assert!(
+        s.seen[after_drop..]
+            .iter()
+            .all(|l| !l.starts_with("POST") || l == "POST /messages?sessionId=s2"),
+        "{:?}",
+        s.seen
+    );
+    // (The client lists the tools before calls as it sees fit.)
+    let methods: Vec<&str> = s
+        .messages
+        .iter()
+        .filter_map(|m| m["method"].as_str())
+        .filter(|m| *m != "tools/list")
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/call",
+            "initialize",
+            "notifications/initialized",
+            "tools/call"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_cannot_be_reopened_fails_after_bounded_retries() {
+    let (addr, state) = start(false).await;
+    state.lock().expect("state").streams_left = Some(1);
+    let client = accept_all()
+        .connect_http(&format!("http://{addr}/sse"))
+        .expect("client");
+    client.list_tools().await.expect("list over HTTP+SSE");
+    state.lock().expect("state").drop_streams();
+    // Let the reader notice the end.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let started = std::time::Instant::now();
+    let err = client
+        .call_tool("echo", json!({}))
+        .await
+        .expect_err("no stream to be had");
+    let text = err.to_string();
+    assert!(
+        text.contains("5 attempts to reopen it failed")
+            && text.contains("503 Service Unavailable without an event stream"),
+        "{text}"
+    );
+    // Four waits between five attempts: 0.1 + 0.2 + 0.4 + 0.8 s.
+    let took = started.elapsed();
+    assert!(
+        took >= std::time::Duration::from_millis(1500) && took < std::time::Duration::from_secs(10),
+        "{took:?}"
+    );
+    let s = state.lock().expect("state");
+    assert_eq!(
+        s.seen.iter().filter(|l| *l == "GET /sse").count(),
+        6,
+        "{:?}",
+        s.seen
+    );
+}
+
+#[tokio::test]
+async fn a_legacy_subscription_hears_that_the_stream_dropped() {
+    let (addr, state) = start(false).await;
+    let client = accept_all()
+        .connect_http(&format!("http://{addr}/sse"))
+        .expect("client");
+    let mut sub = client
+        .listen(toolwire_proto::types::SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..Default::default()
+        })
+        .await
+        .expect("listen over HTTP+SSE");
+    state.lock().expect("state").drop_streams();
+    let end = tokio::time::timeout(std::time::Duration::from_secs(5), sub.next())
+        .await
+        .expect("the subscription hears of it")
+        .expect("an item");
+    assert!(
+        matches!(&end, Err(crate::client::ClientError::Transport(m))
+            if m.contains("closed the HTTP+SSE stream")),
+        "{end:?}"
+    );
 }

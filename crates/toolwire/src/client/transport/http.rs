@@ -17,7 +17,7 @@
 //! Dropping an exchange drops the response body or the pending response,
 //! which closes the connection; the server takes that as cancellation.
 //!
-//! Once the 2024-11-05 HTTP+SSE transport is open (`http_sse.rs`), every
+//! Once the 2024-11-05 HTTP+SSE transport is open (`http/legacy_sse.rs`), every
 //! message goes that way instead.
 //!
 //! Spec: basic/transports/streamable-http.mdx

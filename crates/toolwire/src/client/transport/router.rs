@@ -134,6 +134,19 @@ pub(crate) fn close_routes(routes: &Shared, reason: String) {
     }
 }
 
+/// Fails every pending request with a transport error naming `reason`,
+/// tells the inbound sink that the connection is lost, then closes the
+/// routes: the connection broke under them.
+pub(crate) fn fail_routes(routes: &Shared, reason: String) {
+    if let Ok(mut r) = routes.lock() {
+        for (_, p) in r.pending.drain() {
+            let _ = p.tx.send(Err(ClientError::Transport(reason.clone())));
+        }
+        r.inbound.deliver(Inbound::Lost(reason.clone()));
+        r.closed.get_or_insert(reason);
+    }
+}
+
 /// Routes one message from the server.
 pub(crate) fn route(routes: &Shared, message: &[u8]) {
     let (incoming, id) = match decode_any(message) {

@@ -237,5 +237,10 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, routes: Shared) {
         route(&routes, text);
     };
     tracing::debug!("stdio client reader stopped: {reason}");
+    // Legacy subscriptions hear it through the inbound sink.
+    let sink = routes.lock().map(|r| r.inbound.clone());
+    if let Ok(sink) = sink {
+        sink.deliver(super::Inbound::Lost(reason.clone()));
+    }
     close_routes(&routes, reason);
 }

@@ -9,6 +9,16 @@
 //! The endpoint must be on the URL's own origin, so that headers and
 //! credentials never go elsewhere.
 //!
+//! The stream is the session: when the server closes it, every request in
+//! flight fails at once with an error that says so, and the next request
+//! reopens it (a new GET, a new `endpoint` event and so a new POST URL;
+//! [`REOPEN_ATTEMPTS`] tries with a doubling wait from [`REOPEN_BACKOFF`]).
+//! The new stream is a new session, which knows no `initialize` yet: a
+//! request other than `initialize` on it fails with
+//! [`ClientError::SessionExpired`], on which the client initialises again
+//! and sends the request once more, as for an expired Streamable HTTP
+//! session.
+//!
 //! Spec: basic/transports/streamable-http.mdx#http%2Bsse-transport-2024-11-05;
 //! (2024-11-05) basic/transports.mdx#http-with-sse
 
@@ -19,10 +29,12 @@ use super::{HttpTransport, MAX_MESSAGE_BYTES, preview, read_body};
 use crate::client::error::ClientError;
 use bytes::Bytes;
 use http::header::{AUTHORIZATION, CONTENT_TYPE};
+use http::request::Parts;
 use http::uri::PathAndQuery;
 use http::{HeaderName, HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -30,123 +42,274 @@ use tokio::task::JoinHandle;
 
 /// How long the GET may take to deliver its `endpoint` event.
 const ENDPOINT_WAIT: Duration = Duration::from_secs(10);
+/// How many times a stream the server closed is reopened before the
+/// request that needs it fails.
+const REOPEN_ATTEMPTS: u32 = 5;
+/// The wait before the second attempt to reopen; doubled after each failed
+/// one (the first attempt does not wait).
+const REOPEN_BACKOFF: Duration = Duration::from_millis(100);
 
 type Hyper = super::Hyper;
 
-/// An open HTTP+SSE connection.
+/// An HTTP+SSE connection: the stream open now, and what it takes to open
+/// another.
 pub(crate) struct SseSession {
+    client: Hyper,
+    /// The GET that opens a stream.
+    get: Parts,
+    /// The URL the GET goes to; endpoints resolve against it.
+    base: Uri,
+    /// Headers of the background POSTs.
+    headers: Vec<(HeaderName, HeaderValue)>,
+    inbound: InboundSink,
+    max_event: usize,
+    live: Mutex<Live>,
+    /// One reopening at a time.
+    reopening: tokio::sync::Mutex<()>,
+    /// Set by [`close`](Self::close): nothing is reopened after it.
+    closed: AtomicBool,
+}
+
+/// One open stream: a session of the server.
+struct Live {
     /// Where messages are POSTed.
-    pub(crate) endpoint: Uri,
+    endpoint: Uri,
     routes: Shared,
     /// Messages posted in the background (cancellations of dropped
     /// requests).
     background: mpsc::UnboundedSender<Bytes>,
-    tasks: Mutex<Vec<JoinHandle<()>>>,
+    tasks: Vec<JoinHandle<()>>,
+    /// Whether an `initialize` went out in this session.
+    initialized: bool,
 }
 
-/// How the GET went.
-pub(crate) enum Opened {
-    Session(SseSession),
-    /// Not an HTTP+SSE server: the reason, for the log.
-    No(String),
+impl Live {
+    fn stop(&mut self, reason: &str) {
+        for task in self.tasks.drain(..) {
+            task.abort();
+        }
+        router::close_routes(&self.routes, reason.to_owned());
+    }
+}
+
+/// Opens one stream: sends the GET and waits for the `endpoint` event.
+/// `Ok(Err(why))` when the answer is no HTTP+SSE stream.
+async fn connect(
+    client: &Hyper,
+    get: &Parts,
+    base: &Uri,
+    headers: &[(HeaderName, HeaderValue)],
+    inbound: &InboundSink,
+    max_event: usize,
+) -> Result<Result<Live, String>, ClientError> {
+    let request = Request::from_parts(get.clone(), Full::new(Bytes::new()));
+    let response = match client.request(request).await {
+        Ok(r) => r,
+        Err(e) => return Ok(Err(format!("the GET failed: {e}"))),
+    };
+    let is_sse = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
+    if !response.status().is_success() || !is_sse {
+        return Ok(Err(format!(
+            "the GET got {} without an event stream",
+            response.status()
+        )));
+    }
+    let mut body = response.into_body();
+    let mut parser = SseParser::new(max_event);
+    let first = tokio::time::timeout(ENDPOINT_WAIT, async {
+        loop {
+            let Some(Ok(frame)) = body.frame().await else {
+                return Ok(None);
+            };
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let mut events = parser
+                .push_typed(&data)
+                .map_err(|e| ClientError::Protocol(e.to_string()))?;
+            if !events.is_empty() {
+                let first = events.remove(0);
+                return Ok(Some((first, events)));
+            }
+        }
+    })
+    .await;
+    let (first, rest) = match first {
+        Ok(Ok(Some(f))) => f,
+        Ok(Ok(None)) => return Ok(Err("the stream ended without an event".into())),
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Ok(Err(format!("no event within {ENDPOINT_WAIT:?}"))),
+    };
+    if first.event.as_deref() != Some("endpoint") {
+        return Ok(Err(format!(
+            "the first event is {:?}, not endpoint",
+            first.event.as_deref().unwrap_or("message")
+        )));
+    }
+    let endpoint = resolve(base, String::from_utf8_lossy(&first.data).trim())?;
+    let routes: Shared = Arc::default();
+    if let Ok(mut r) = routes.lock() {
+        r.inbound = inbound.clone();
+    }
+    for event in rest {
+        if event.event.as_deref().is_none_or(|t| t == "message") {
+            router::route(&routes, &event.data);
+        }
+    }
+    let reader = tokio::spawn(read_stream(body, parser, Arc::clone(&routes)));
+    let (background, queue) = mpsc::unbounded_channel();
+    let poster = tokio::spawn(post_loop(
+        client.clone(),
+        endpoint.clone(),
+        headers.to_vec(),
+        queue,
+    ));
+    tracing::debug!("speaking the 2024-11-05 HTTP+SSE transport, posting to {endpoint}");
+    Ok(Ok(Live {
+        endpoint,
+        routes,
+        background,
+        tasks: vec![reader, poster],
+        initialized: false,
+    }))
 }
 
 impl SseSession {
     /// Sends `get` (a GET of the server's URL `base`) and waits for the
-    /// `endpoint` event. `headers` go on every background POST.
+    /// `endpoint` event. `headers` go on every background POST. `Ok(Err(why))`
+    /// when the server is no HTTP+SSE server.
     pub(crate) async fn open(
         client: &Hyper,
-        get: Request<Full<Bytes>>,
+        get: Parts,
         base: &Uri,
         headers: Vec<(HeaderName, HeaderValue)>,
         inbound: InboundSink,
         max_event: usize,
-    ) -> Result<Opened, ClientError> {
-        let response = match client.request(get).await {
-            Ok(r) => r,
-            Err(e) => return Ok(Opened::No(format!("the GET failed: {e}"))),
+    ) -> Result<Result<Self, String>, ClientError> {
+        let live = match connect(client, &get, base, &headers, &inbound, max_event).await? {
+            Ok(live) => live,
+            Err(why) => return Ok(Err(why)),
         };
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim_start().starts_with("text/event-stream"));
-        if !response.status().is_success() || !is_sse {
-            return Ok(Opened::No(format!(
-                "the GET got {} without an event stream",
-                response.status()
-            )));
-        }
-        let mut body = response.into_body();
-        let mut parser = SseParser::new(max_event);
-        let first = tokio::time::timeout(ENDPOINT_WAIT, async {
-            loop {
-                let Some(Ok(frame)) = body.frame().await else {
-                    return Ok(None);
-                };
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                let mut events = parser
-                    .push_typed(&data)
-                    .map_err(|e| ClientError::Protocol(e.to_string()))?;
-                if !events.is_empty() {
-                    let first = events.remove(0);
-                    return Ok(Some((first, events)));
-                }
-            }
-        })
-        .await;
-        let (first, rest) = match first {
-            Ok(Ok(Some(f))) => f,
-            Ok(Ok(None)) => return Ok(Opened::No("the stream ended without an event".into())),
-            Ok(Err(e)) => return Err(e),
-            Err(_) => return Ok(Opened::No(format!("no event within {ENDPOINT_WAIT:?}"))),
-        };
-        if first.event.as_deref() != Some("endpoint") {
-            return Ok(Opened::No(format!(
-                "the first event is {:?}, not endpoint",
-                first.event.as_deref().unwrap_or("message")
-            )));
-        }
-        let endpoint = resolve(base, String::from_utf8_lossy(&first.data).trim())?;
-        let routes: Shared = Arc::default();
-        if let Ok(mut r) = routes.lock() {
-            r.inbound = inbound;
-        }
-        for event in rest {
-            if event.event.as_deref().is_none_or(|t| t == "message") {
-                router::route(&routes, &event.data);
-            }
-        }
-        let reader = tokio::spawn(read_stream(body, parser, Arc::clone(&routes)));
-        let (background, queue) = mpsc::unbounded_channel();
-        let poster = tokio::spawn(post_loop(client.clone(), endpoint.clone(), headers, queue));
-        tracing::debug!("speaking the 2024-11-05 HTTP+SSE transport, posting to {endpoint}");
-        Ok(Opened::Session(Self {
-            endpoint,
-            routes,
-            background,
-            tasks: Mutex::new(vec![reader, poster]),
+        Ok(Ok(Self {
+            client: client.clone(),
+            get,
+            base: base.clone(),
+            headers,
+            inbound,
+            max_event,
+            live: Mutex::new(live),
+            reopening: tokio::sync::Mutex::new(()),
+            closed: AtomicBool::new(false),
         }))
     }
 
-    /// Registers a request about to be POSTed.
-    pub(crate) fn register(&self, request: &Outgoing) -> Result<RoutedExchange, ClientError> {
-        router::register(&self.routes, request, self.background.clone())
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Live>, ClientError> {
+        self.live
+            .lock()
+            .map_err(|_| ClientError::Transport("the HTTP+SSE state is poisoned".into()))
+    }
+
+    /// Whether the open stream has ended (the server closed it).
+    fn ended(&self) -> Result<bool, ClientError> {
+        let live = self.lock()?;
+        Ok(live.routes.lock().map_or(true, |r| r.closed.is_some()))
+    }
+
+    /// Reopens the stream if the server closed it: a bounded number of
+    /// attempts, with a doubling wait between them.
+    async fn reopen_if_ended(&self) -> Result<(), ClientError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ClientError::Transport("the client is closed".into()));
+        }
+        if !self.ended()? {
+            return Ok(());
+        }
+        let _one = self.reopening.lock().await;
+        if !self.ended()? {
+            // Another request reopened it meanwhile.
+            return Ok(());
+        }
+        let mut wait = REOPEN_BACKOFF;
+        let mut why = String::new();
+        for attempt in 1..=REOPEN_ATTEMPTS {
+            if attempt > 1 {
+                tokio::time::sleep(wait).await;
+                wait *= 2;
+            }
+            let opened = connect(
+                &self.client,
+                &self.get,
+                &self.base,
+                &self.headers,
+                &self.inbound,
+                self.max_event,
+            )
+            .await;
+            match opened {
+                Ok(Ok(live)) => {
+                    if self.closed.load(Ordering::Acquire) {
+                        let mut live = live;
+                        live.stop("the client is closed");
+                        return Err(ClientError::Transport("the client is closed".into()));
+                    }
+                    let mut old = std::mem::replace(&mut *self.lock()?, live);
+                    old.stop("the HTTP+SSE stream was reopened");
+                    tracing::debug!("reopened the HTTP+SSE stream (attempt {attempt})");
+                    return Ok(());
+                }
+                Ok(Err(w)) => why = w,
+                Err(e) => why = e.to_string(),
+            }
+            tracing::debug!("reopening the HTTP+SSE stream, attempt {attempt}: {why}");
+        }
+        Err(ClientError::Transport(format!(
+            "the server closed the HTTP+SSE stream at {}, and {REOPEN_ATTEMPTS} attempts to reopen it failed: {why}",
+            self.base
+        )))
+    }
+
+    /// Registers a request about to be POSTed; returns where to POST it.
+    /// A stream the server closed is reopened first; the new session knows
+    /// no `initialize`, so anything else is refused with
+    /// [`ClientError::SessionExpired`].
+    async fn register(&self, request: &Outgoing) -> Result<(Uri, RoutedExchange), ClientError> {
+        self.reopen_if_ended().await?;
+        let mut live = self.lock()?;
+        if request.initialize {
+            live.initialized = true;
+        } else if !live.initialized {
+            return Err(ClientError::SessionExpired);
+        }
+        let exchange = router::register(&live.routes, request, live.background.clone())?;
+        Ok((live.endpoint.clone(), exchange))
+    }
+
+    /// Where a message that gets no response goes: the open stream's
+    /// endpoint. Nothing is reopened for it: a notification or an answer
+    /// belongs to the session that ended.
+    fn endpoint(&self) -> Result<Uri, ClientError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(ClientError::Transport("the client is closed".into()));
+        }
+        let live = self.lock()?;
+        if let Ok(r) = live.routes.lock()
+            && let Some(reason) = &r.closed
+        {
+            return Err(ClientError::Transport(reason.clone()));
+        }
+        Ok(live.endpoint.clone())
     }
 
     /// Stops reading the stream, which ends the server's session.
     pub(crate) fn close(&self) {
-        for task in self
-            .tasks
-            .lock()
-            .map(|mut t| std::mem::take(&mut *t))
-            .unwrap_or_default()
-        {
-            task.abort();
+        self.closed.store(true, Ordering::Release);
+        if let Ok(mut live) = self.live.lock() {
+            live.stop("the client is closed");
         }
-        router::close_routes(&self.routes, "the client is closed".into());
     }
 }
 
@@ -159,10 +322,10 @@ impl Drop for SseSession {
 impl HttpTransport {
     /// A POST of `body` to the HTTP+SSE endpoint; its answer comes on the
     /// stream, so any success status will do.
-    async fn post_to(&self, sse: &SseSession, body: Bytes) -> Result<(), ClientError> {
+    async fn post_to(&self, endpoint: &Uri, body: Bytes) -> Result<(), ClientError> {
         let request = self
             .base(Method::POST, "application/json, text/event-stream")
-            .uri(sse.endpoint.clone())
+            .uri(endpoint.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(Full::new(body))
             .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
@@ -177,7 +340,7 @@ impl HttpTransport {
             return Ok(());
         }
         Err(ClientError::Http {
-            url: sse.endpoint.to_string(),
+            url: endpoint.to_string(),
             status: status.as_u16(),
             body: preview(&bytes),
         })
@@ -188,15 +351,16 @@ impl HttpTransport {
         sse: &SseSession,
         request: Outgoing,
     ) -> Result<Box<dyn Exchange>, ClientError> {
-        let mut exchange = sse.register(&request)?;
-        match self.post_to(sse, request.body).await {
+        let (endpoint, mut exchange) = sse.register(&request).await?;
+        match self.post_to(&endpoint, request.body).await {
             Ok(()) => Ok(Box::new(exchange) as Box<dyn Exchange>),
             Err(e) => Err(exchange.fail(e)),
         }
     }
 
     pub(super) async fn post_sse(&self, sse: &SseSession, body: Bytes) -> Result<(), ClientError> {
-        self.post_to(sse, body).await
+        let endpoint = sse.endpoint()?;
+        self.post_to(&endpoint, body).await
     }
 
     /// GETs the URL; an `endpoint` event as the first event means a
@@ -206,10 +370,11 @@ impl HttpTransport {
         if self.sse.get().is_some() {
             return Ok(true);
         }
-        let get = self
+        let (get, _) = self
             .base(Method::GET, "text/event-stream")
-            .body(Full::new(Bytes::new()))
-            .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?;
+            .body(())
+            .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))?
+            .into_parts();
         // The background POSTs (cancellations) carry the headers of now.
         let mut headers = self.extra_headers.clone();
         if let Some(auth) = self.authorization.read().ok().and_then(|a| a.clone()) {
@@ -225,12 +390,12 @@ impl HttpTransport {
         )
         .await?;
         match opened {
-            Opened::Session(session) => {
+            Ok(session) => {
                 // Another caller may have won the race: its session stays.
                 let _ = self.sse.set(session);
                 Ok(true)
             }
-            Opened::No(why) => {
+            Err(why) => {
                 tracing::debug!("no HTTP+SSE transport at {}: {why}", self.uri);
                 Ok(false)
             }
@@ -282,12 +447,12 @@ fn with_path(base: &Uri, path: &str) -> Result<Uri, http::Error> {
 }
 
 /// Routes every `message` event of the stream; when it ends, every pending
-/// request ends too.
+/// request fails, saying why.
 async fn read_stream(mut body: Body, mut parser: SseParser, routes: Shared) {
     let reason = loop {
         match body.frame().await {
-            None => break "the server closed the SSE stream".to_owned(),
-            Some(Err(e)) => break format!("reading the SSE stream failed: {e}"),
+            None => break "the server closed the HTTP+SSE stream".to_owned(),
+            Some(Err(e)) => break format!("reading the HTTP+SSE stream failed: {e}"),
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else {
                     continue;
@@ -304,7 +469,10 @@ async fn read_stream(mut body: Body, mut parser: SseParser, routes: Shared) {
         }
     };
     tracing::debug!("HTTP+SSE stream stopped: {reason}");
-    router::close_routes(&routes, reason);
+    router::fail_routes(
+        &routes,
+        format!("{reason} before answering (the session ended; the next request reopens it)"),
+    );
 }
 
 /// POSTs the queued background messages, in order.

@@ -9,7 +9,7 @@
 //! the first test here runs (it does nothing when they match the
 //! lockfile); a failed install fails the tests, never skips them.
 
-mod harness;
+pub(crate) mod harness;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

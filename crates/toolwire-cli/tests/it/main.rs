@@ -9,6 +9,7 @@ mod duplicates;
 mod era;
 mod features;
 mod gateway;
+mod gateway_auth;
 mod guard;
 mod listen;
 mod mrtr;

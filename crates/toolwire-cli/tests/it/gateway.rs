@@ -314,7 +314,7 @@ async fn an_upstream_list_change_reaches_a_downstream_listener() {
 }
 
 /// The `gateway://health` report.
-async fn health(gw: &mut Proc, id: i64) -> Value {
+pub(super) async fn health(gw: &mut Proc, id: i64) -> Value {
     let r = gw
         .call(id, "resources/read", json!({"uri": "gateway://health"}))
         .await;

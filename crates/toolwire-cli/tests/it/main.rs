@@ -10,6 +10,7 @@ mod era;
 mod features;
 mod gateway;
 mod gateway_auth;
+mod gateway_lists;
 mod guard;
 mod listen;
 mod mrtr;

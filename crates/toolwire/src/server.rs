@@ -25,7 +25,7 @@ pub use config::ServerConfig;
 pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
-pub(crate) use outcome::{Era, Outcome, Reply, Retry, Shape};
+pub(crate) use outcome::{Era, Outcome, Reply, Required, Retry, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};

@@ -11,6 +11,7 @@ mod features;
 mod gateway;
 mod gateway_auth;
 mod gateway_lists;
+mod gateway_relay;
 mod guard;
 mod listen;
 mod mrtr;

@@ -16,12 +16,12 @@ use tokio::process::{Child, Command};
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 const VERSION: &str = "2026-07-28";
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Node 22 from `node_modules`, installed once per test run.
-fn node() -> PathBuf {
+pub(crate) fn node() -> PathBuf {
     static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {

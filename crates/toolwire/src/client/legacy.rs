@@ -219,7 +219,11 @@ async fn inbound_loop(inner: Weak<super::Inner>, mut rx: mpsc::UnboundedReceiver
             Inbound::Request { id, method, params } => {
                 let stop = CancellationToken::new();
                 let admitted = answering.lock().is_ok_and(|mut a| {
-                    a.len() < MAX_SERVER_REQUESTS && a.insert(id.clone(), stop.clone()).is_none()
+                    let free = a.len() < MAX_SERVER_REQUESTS && !a.contains_key(&id);
+                    if free {
+                        a.insert(id.clone(), stop.clone());
+                    }
+                    free
                 });
                 if !admitted {
                     tokio::spawn(async move { client.refuse_server_request(id, &method).await });

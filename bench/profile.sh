@@ -4,7 +4,9 @@
 # (or `cargo build --release` in bench/).
 #
 #   bench/profile.sh SERVER TRANSPORT PATH [N]
-#     SERVER    floor | rmcp | toolwire | toolwire-plain
+#     SERVER    floor | rmcp | toolwire | toolwire-plain | gateway (HTTP only:
+#               bench-gateway profiled, in front of a bench-toolwire upstream
+#               that runs outside callgrind)
 #     TRANSPORT http (16 connections) | stdio (64 in flight)
 #     PATH      echo | add | list
 #     N         requests in the profiled run (default 10000)
@@ -20,6 +22,15 @@ server="${1:?server}"; transport="${2:?http|stdio}"; path="${3:?echo|add|list}";
 out="$here/results/profile"; mkdir -p "$out"
 bin="$rel/bench-${server%-plain}"; extra=()
 [ "$server" = toolwire-plain ] && extra=(--plain-loop)
+if [ "$server" = gateway ]; then
+  [ "$transport" = http ] || { echo "gateway: HTTP only" >&2; exit 2; }
+  ulog="$(mktemp)"
+  taskset -c 0 "$rel/bench-toolwire" --http 127.0.0.1:0 >"$ulog" 2>/dev/null &
+  upid=$!
+  trap 'kill "$upid" 2>/dev/null || true; rm -f "$ulog"' EXIT
+  for _ in $(seq 200); do grep -q listening "$ulog" && break; sleep 0.1; done
+  extra=(--upstream "http://$(awk '/listening/{print $2}' "$ulog")/mcp")
+fi
 base=1000
 
 run() { # run REQUESTS TAG -> callgrind file

@@ -3,8 +3,9 @@
 // and stateful HTTP, and a PyPI mcp 2 server (python/mcp_modern_server.py,
 // 2026-07-28) over stdio. Downstream: the TypeScript SDK v1 client (legacy
 // era) over stdio and HTTP, the PyPI mcp 2 client
-// (python/mcp_client_gateway.py, modern) and the `toolwire` command
-// (modern).
+// (python/mcp_client_gateway.py, modern), the TypeScript SDK v2 client
+// (@modelcontextprotocol/client, pinned to 2026-07-28: modern, answering
+// input_required with its handlers) and the `toolwire` command (modern).
 //
 //   node gateway.mjs <toolwire binary> <URL of a running `toolwire serve --http`> <python of the mcp 2 venv>
 //
@@ -17,7 +18,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as HttpTransportV2 } from '@modelcontextprotocol/client';
 import {
   Checks,
   WAIT_MS,
@@ -95,11 +102,21 @@ protocol = "modern"
 
 const EXPECTED = ['tw__echo', 'twhttp__echo', 'ts__echo', 'tshttp__echo', 'py__echo', 'py__add', 'ts__add'];
 
-/** A TS SDK v1 client with elicitation, answering with `answer`. */
+const SAMPLED = { role: 'assistant', content: { type: 'text', text: 'from the client model' }, model: 'interop' };
+const ROOTS = { roots: [{ uri: 'file:///interop', name: 'interop' }] };
+
+/** A TS SDK v1 client with elicitation, answering with `answer`, and
+ * sampling and roots. */
 function tsClient(name) {
-  const client = newClient(name, { elicitation: {} });
+  const client = newClient(name, { elicitation: {}, sampling: {}, roots: {} });
   client.answer = async () => ({ action: 'decline' });
-  client.setRequestHandler(ElicitRequestSchema, async (request) => client.answer(request.params));
+  client.withdrawn = [];
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    extra.signal.addEventListener('abort', () => client.withdrawn.push(request.params.message));
+    return client.answer(request.params);
+  });
+  client.setRequestHandler(CreateMessageRequestSchema, async () => SAMPLED);
+  client.setRequestHandler(ListRootsRequestSchema, async () => ROOTS);
   client.listChanges = [];
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => client.listChanges.push(Date.now()));
   return client;
@@ -202,6 +219,26 @@ try {
     assert.equal(onlyText(no), 'not confirmed: deploy');
   });
 
+  await checks.check("a legacy upstream's sampling/createMessage and roots/list reach the client", async () => {
+    const s = await client.callTool({ name: 'ts__sample', arguments: { prompt: 'hi' } }, undefined, opts);
+    assert.equal(onlyText(s), 'model said: from the client model');
+    const r = await client.callTool({ name: 'ts__roots', arguments: {} }, undefined, opts);
+    assert.equal(onlyText(r), 'roots: file:///interop');
+  });
+
+  await checks.check("a legacy upstream that withdraws its elicitation: the client's request is cancelled too", async () => {
+    // Nobody answers; the upstream gives up after 500 ms.
+    client.answer = () => new Promise(() => {});
+    const before = client.withdrawn.length;
+    const r = await client.callTool(
+      { name: 'ts__hurried_confirm', arguments: { action: 'go', ms: 500 } },
+      undefined,
+      opts,
+    );
+    assert.equal(onlyText(r), 'withdrawn: go');
+    await until(() => client.withdrawn.length > before, WAIT_MS, 'notifications/cancelled for the elicitation');
+  });
+
   await checks.check("a legacy upstream's list change reaches the client, and the new tool works", async () => {
     const before = client.listChanges.length;
     const r = await client.callTool({ name: 'ts__define', arguments: { name: 'fresh' } }, undefined, opts);
@@ -229,6 +266,54 @@ try {
     assert.equal(onlyText(r), 'confirmed: ship');
   });
   await closeQuietly(httpClient);
+
+  const v2 = new ClientV2(
+    { name: 'gateway-interop-v2', version: '2.4.0' },
+    {
+      capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} },
+      versionNegotiation: { mode: { pin: '2026-07-28' } },
+    },
+  );
+  v2.answer = async () => ({ action: 'accept', content: { confirm: true } });
+  v2.setRequestHandler('elicitation/create', async (request) => v2.answer(request.params));
+  v2.setRequestHandler('sampling/createMessage', async () => SAMPLED);
+  v2.setRequestHandler('roots/list', async () => ROOTS);
+  await checks.check('TypeScript SDK v2 client (modern) over HTTP: 2026-07-28, every upstream listed', async () => {
+    await v2.connect(new HttpTransportV2(new URL(gatewayUrl)));
+    assert.equal(v2.getNegotiatedProtocolVersion(), '2026-07-28');
+    const { tools } = await v2.listTools();
+    const names = tools.map((t) => t.name);
+    for (const n of EXPECTED) assert.ok(names.includes(n), `${n} missing from ${names}`);
+  });
+
+  await checks.check('TypeScript SDK v2 client: structured results pass through (Python and legacy TS upstreams)', async () => {
+    for (const tool of ['py__add', 'tshttp__add']) {
+      const r = await v2.callTool({ name: tool, arguments: { a: 1, b: 2 } });
+      assert.deepEqual(r.structuredContent, { sum: 3 }, tool);
+      assert.notEqual(r.isError, true, tool);
+    }
+  });
+
+  await checks.check('TypeScript SDK v2 client: confirm_action through input_required, accepted and declined', async () => {
+    v2.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const yes = await v2.callTool({ name: 'tw__confirm_action', arguments: { action: 'go' } });
+    assert.equal(onlyText(yes), 'confirmed: go');
+    v2.answer = async () => ({ action: 'decline' });
+    const no = await v2.callTool({ name: 'tw__confirm_action', arguments: { action: 'go' } });
+    assert.equal(no.isError, true);
+    assert.equal(onlyText(no), 'not confirmed: go');
+  });
+
+  await checks.check("TypeScript SDK v2 client: a legacy upstream's elicitation, sampling and roots as input_required", async () => {
+    v2.answer = async () => ({ action: 'accept', content: { confirm: true } });
+    const c = await v2.callTool({ name: 'tshttp__confirm', arguments: { action: 'go' } });
+    assert.equal(onlyText(c), 'confirmed: go');
+    const s = await v2.callTool({ name: 'ts__sample', arguments: { prompt: 'hi' } });
+    assert.equal(onlyText(s), 'model said: from the client model');
+    const r = await v2.callTool({ name: 'ts__roots', arguments: {} });
+    assert.equal(onlyText(r), 'roots: file:///interop');
+  });
+  await closeQuietly(v2);
 
   await checks.check('toolwire call (modern) over HTTP: a Python upstream, the same result as direct', async () => {
     const via = await run(['call', gatewayUrl, 'py__add', 'a=2', 'b=3', '--json']);

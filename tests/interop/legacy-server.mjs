@@ -1,7 +1,8 @@
 // A legacy MCP server on the TypeScript SDK v1 (@modelcontextprotocol/sdk
 // 1.32.2, protocol 2025-11-25): the peer toolwire's client must fall back
 // to `initialize` for. Tools (text, structured, progress, a real
-// `elicitation/create`, one that defines another tool so the list changes),
+// `elicitation/create` (and one that withdraws it after a timeout), a real
+// `sampling/createMessage` and `roots/list`, one that defines another tool so the list changes),
 // a resource, a resource template with completions and a prompt. In a
 // session that can carry the server's own notifications (stdio, stateful
 // HTTP, HTTP+SSE) the server also adds a tool named `late` a second after
@@ -96,6 +97,44 @@ function build(late = false) {
         return { content: [{ type: 'text', text: `confirmed: ${action}` }] };
       }
       return { content: [{ type: 'text', text: `not confirmed: ${action}` }], isError: true };
+    },
+  );
+  server.registerTool(
+    'hurried_confirm',
+    {
+      description: 'Asks the user to confirm, but waits only MS milliseconds (then withdraws the question).',
+      inputSchema: { action: z.string(), ms: z.number().int() },
+    },
+    async ({ action, ms }) => {
+      try {
+        // On timeout the SDK sends notifications/cancelled for the request.
+        await server.server.elicitInput(
+          { message: `Confirm ${action} quickly?`, requestedSchema: { type: 'object', properties: { confirm: { type: 'boolean' } } } },
+          { timeout: ms },
+        );
+        return { content: [{ type: 'text', text: `answered in time: ${action}` }] };
+      } catch (e) {
+        return { content: [{ type: 'text', text: `withdrawn: ${action}` }] };
+      }
+    },
+  );
+  server.registerTool(
+    'sample',
+    { description: "Asks the client's model (sampling/createMessage).", inputSchema: { prompt: z.string() } },
+    async ({ prompt }) => {
+      const r = await server.server.createMessage({
+        messages: [{ role: 'user', content: { type: 'text', text: prompt } }],
+        maxTokens: 50,
+      });
+      return { content: [{ type: 'text', text: `model said: ${r.content.text}` }] };
+    },
+  );
+  server.registerTool(
+    'roots',
+    { description: "Lists the client's roots (roots/list)." },
+    async () => {
+      const r = await server.server.listRoots();
+      return { content: [{ type: 'text', text: `roots: ${r.roots.map((x) => x.uri).join(',')}` }] };
     },
   );
   server.registerTool(

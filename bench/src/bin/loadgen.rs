@@ -97,19 +97,28 @@ fn cpu_jiffies() -> BTreeMap<String, (u64, u64)> {
     out
 }
 
+/// The pid of the upstream behind the server being measured (the
+/// `gateway` kind's `bench-toolwire`), 0 for none: its CPU is measured
+/// beside the server's.
+static UPSTREAM_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// What the machine looked like at the start and end of a measured window.
 struct Snap {
     at: Instant,
     server: u64,
+    /// The upstream's ticks, if the server has one.
+    upstream: Option<u64>,
     me: u64,
     cpus: BTreeMap<String, (u64, u64)>,
 }
 
 impl Snap {
     fn take(pid: u32) -> Snap {
+        let upstream = UPSTREAM_PID.load(Ordering::Relaxed);
         Snap {
             at: Instant::now(),
             server: proc_ticks(pid).unwrap_or(0),
+            upstream: (upstream != 0).then(|| proc_ticks(upstream).unwrap_or(0)),
             me: proc_ticks(std::process::id()).unwrap_or(0),
             cpus: cpu_jiffies(),
         }
@@ -137,7 +146,11 @@ fn noise(a: &Snap, b: &Snap, server_cpu: usize, client_cpu: usize) -> Noise {
     };
     let (sb, ss) = core(server_cpu);
     let (cb, cs) = core(client_cpu);
-    let server = b.server.saturating_sub(a.server) as f64;
+    // The upstream (pinned with the server) is part of the measurement.
+    let server = (b.server.saturating_sub(a.server)
+        + b.upstream
+            .unwrap_or(0)
+            .saturating_sub(a.upstream.unwrap_or(0))) as f64;
     let me = b.me.saturating_sub(a.me) as f64;
     let pct = |x: f64| (100.0 * x / tck / secs).max(0.0);
     Noise {
@@ -164,6 +177,9 @@ struct CellResult {
     p50_us: f64,
     p99_us: f64,
     cpu_us_per_req: f64,
+    /// The upstream's CPU per request, behind a gateway.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upstream_cpu_us_per_req: Option<f64>,
     peak_rss_kb: u64,
     /// Anonymous (heap, stacks) resident memory at the end of the cell; the
     /// rest of the RSS is file-backed (the binary's and libraries' pages).
@@ -204,6 +220,11 @@ fn finish(spec: &CellSpec, transport: &'static str, mut m: Measured) -> CellResu
     let secs = m.end.at.duration_since(m.start.at).as_secs_f64();
     let ticks = m.end.server.saturating_sub(m.start.server);
     let cpu_us = ticks as f64 * 1e6 / clk_tck() as f64;
+    let upstream_cpu_us = m
+        .end
+        .upstream
+        .zip(m.start.upstream)
+        .map(|(e, s)| e.saturating_sub(s) as f64 * 1e6 / clk_tck() as f64);
     CellResult {
         round: spec.round,
         server: spec.server.clone(),
@@ -217,6 +238,7 @@ fn finish(spec: &CellSpec, transport: &'static str, mut m: Measured) -> CellResu
         p50_us: percentile(&m.lat_ns, 0.50),
         p99_us: percentile(&m.lat_ns, 0.99),
         cpu_us_per_req: cpu_us / (m.requests.max(1) as f64),
+        upstream_cpu_us_per_req: upstream_cpu_us.map(|u| u / (m.requests.max(1) as f64)),
         peak_rss_kb: status_kb(spec.pid, "VmHWM:").unwrap_or(0),
         anon_rss_kb: status_kb(spec.pid, "RssAnon:").unwrap_or(0),
         response_bytes: m.response_bytes,
@@ -723,6 +745,9 @@ struct ServerKind {
     name: String,
     bin: PathBuf,
     args: Vec<String>,
+    /// A server in front of another (`gateway`): that one's binary, started
+    /// first; the server gets `--upstream URL`. HTTP only.
+    upstream: Option<PathBuf>,
 }
 
 fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
@@ -731,8 +756,9 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         "rmcp" => ("bench-rmcp", &[]),
         "toolwire" => ("bench-toolwire", &[]),
         "toolwire-plain" => ("bench-toolwire", &["--plain-loop"]),
+        "gateway" => ("bench-gateway", &[]),
         other => {
-            eprintln!("unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain)");
+            eprintln!("unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain, gateway)");
             std::process::exit(2)
         }
     };
@@ -740,6 +766,7 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         name: name.to_owned(),
         bin: bin_dir.join(bin),
         args: args.iter().map(|s| (*s).to_owned()).collect(),
+        upstream: (name == "gateway").then(|| bin_dir.join("bench-toolwire")),
     }
 }
 
@@ -763,17 +790,37 @@ fn which(prog: &str) -> bool {
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
 }
 
-/// A running HTTP server child.
+/// A running HTTP server child (and its upstream, for a gateway).
 struct HttpServer {
     kind: ServerKind,
     child: Child,
     addr: SocketAddr,
+    upstream: Option<Box<HttpServer>>,
 }
 
 impl HttpServer {
     fn start(kind: &ServerKind, cpu: Option<usize>) -> io::Result<HttpServer> {
         let mut args = vec!["--http".to_owned(), "127.0.0.1:0".to_owned()];
         args.extend(kind.args.iter().cloned());
+        // A gateway's upstream runs on the same core: the hop's cost is the
+        // two processes' together.
+        let upstream = match &kind.upstream {
+            Some(bin) => {
+                let up = HttpServer::start(
+                    &ServerKind {
+                        name: format!("{}-upstream", kind.name),
+                        bin: bin.clone(),
+                        args: Vec::new(),
+                        upstream: None,
+                    },
+                    cpu,
+                )?;
+                args.push("--upstream".to_owned());
+                args.push(format!("http://{}/mcp", up.addr));
+                Some(Box::new(up))
+            }
+            None => None,
+        };
         let mut child = pinned(cpu, &kind.bin, &args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -802,12 +849,21 @@ impl HttpServer {
             kind: kind.clone(),
             child,
             addr,
+            upstream,
         })
+    }
+
+    /// The upstream's pid, or 0.
+    fn upstream_pid(&self) -> u32 {
+        self.upstream.as_ref().map_or(0, |u| u.child.id())
     }
 
     fn stop(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(up) = self.upstream.take() {
+            up.stop();
+        }
     }
 }
 
@@ -896,7 +952,7 @@ fn default_bin_dir() -> PathBuf {
 
 fn print_cell(r: &CellResult) {
     eprintln!(
-        "  {:<15} {:<5} c={:<3} {:<4} {:>8} req {:>9.0} req/s  p50 {:>7.1} µs  p99 {:>8.1} µs  cpu {:>6.1} µs/req  hwm {:>6} kB anon {:>6} kB  {:>5} B  noise s{:.0}% c{:.0}% st{:.0}%{}",
+        "  {:<15} {:<5} c={:<3} {:<4} {:>8} req {:>9.0} req/s  p50 {:>7.1} µs  p99 {:>8.1} µs  cpu {:>6.1} µs/req  hwm {:>6} kB anon {:>6} kB  {:>5} B  noise s{:.0}% c{:.0}% st{:.0}%{}{}",
         r.server,
         r.transport,
         r.concurrency,
@@ -912,6 +968,10 @@ fn print_cell(r: &CellResult) {
         r.noise.server_core_other_pct,
         r.noise.client_core_other_pct,
         r.noise.steal_pct,
+        match r.upstream_cpu_us_per_req {
+            Some(u) => format!("  upstream cpu {u:.1} µs/req"),
+            None => String::new(),
+        },
         if r.errors > 0 {
             format!("  ERRORS {}", r.errors)
         } else {
@@ -976,6 +1036,7 @@ fn suite(opts: &Opts) -> io::Result<()> {
                             server_cpu,
                             client_cpu,
                         };
+                        UPSTREAM_PID.store(s.upstream_pid(), Ordering::Relaxed);
                         let m = rt.block_on(http_cell(
                             s.addr,
                             spec.pid,
@@ -985,6 +1046,7 @@ fn suite(opts: &Opts) -> io::Result<()> {
                             duration,
                             max_requests,
                         ))?;
+                        UPSTREAM_PID.store(0, Ordering::Relaxed);
                         let r = finish(&spec, "http", m);
                         print_cell(&r);
                         all.push(r);
@@ -997,7 +1059,7 @@ fn suite(opts: &Opts) -> io::Result<()> {
         }
         if !opts.flag("no-stdio") {
             let mut drivers: Vec<(String, StdioDriver)> = Vec::new();
-            for k in &kinds {
+            for k in kinds.iter().filter(|k| k.upstream.is_none()) {
                 let mut args = vec!["--stdio".to_owned()];
                 args.extend(k.args.iter().cloned());
                 drivers.push((

@@ -5,6 +5,7 @@
 use crate::{ServeOptions, serve, server_config};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use toolwire::proto::types::CacheScope;
 use toolwire_gateway::{Gateway, GatewayConfig, NameProblem, check};
 
 /// `toolwire gateway`.
@@ -44,7 +45,11 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         );
     };
     let config = GatewayConfig::from_file(&path)?;
-    let (server_config, _relay) = server_config("toolwire-gateway", &args.serve).await?;
+    let (mut server_config, _relay) = server_config("toolwire-gateway", &args.serve).await?;
+    if args.serve.auth.auth_issuer.is_some() {
+        // What a caller may see depends on its token: no shared caches.
+        server_config = server_config.with_cache_scope(CacheScope::Private);
+    }
     let gateway = Gateway::start(config, server_config).await?;
     let served = serve(gateway.server().clone(), &args.serve).await;
     gateway.close().await;

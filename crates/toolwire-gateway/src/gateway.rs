@@ -123,6 +123,9 @@ impl Gateway {
         if private {
             server_config = server_config.with_cache_scope(CacheScope::Private);
         }
+        // Each merged list says which version it is, so replicas can be
+        // compared.
+        server_config = server_config.with_list_fingerprints(true);
         let gateway = Self {
             inner: Arc::new(Inner {
                 server: Server::new(server_config),
@@ -213,8 +216,9 @@ impl Gateway {
     }
 
     /// A fingerprint of the merged tool list as served: the SHA-256 of the
-    /// definitions in order, hex. Two replicas with the same upstreams and
-    /// configuration print the same one.
+    /// definitions in order, hex; the same value every `tools/list` result
+    /// carries in `_meta` under `io.toolwire/fingerprint`. Two replicas
+    /// with the same upstreams and configuration print the same one.
     pub fn tools_fingerprint(&self) -> String {
         let server = &self.inner.server;
         let mut hash = Sha256::new();

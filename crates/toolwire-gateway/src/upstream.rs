@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwire::proto::types::{
-    CacheScope, Implementation, ListToolsRequest, PaginatedRequestParams, Prompt, Resource,
-    ResourceTemplate, Tool,
+    CacheScope, Implementation, InputRequest, ListToolsRequest, PaginatedRequestParams, Prompt,
+    Resource, ResourceTemplate, Tool,
 };
 use toolwire::{Client, ClientBuilder, ClientError, ProtocolEra, ProtocolMode, RequestOptions};
 
@@ -213,7 +213,17 @@ impl Link {
             let holds = Arc::clone(&self.holds);
             builder = builder.with_elicitation(move |_key: String, params| {
                 let holds = Arc::clone(&holds);
-                async move { holds.ask(params).await }
+                async move { holds.ask(InputRequest::Elicit(params)).await }
+            });
+            let holds = Arc::clone(&self.holds);
+            builder = builder.with_sampling(move |_key: String, params| {
+                let holds = Arc::clone(&holds);
+                async move { holds.ask(InputRequest::CreateMessage(params)).await }
+            });
+            let holds = Arc::clone(&self.holds);
+            builder = builder.with_roots(move |_key: String, params| {
+                let holds = Arc::clone(&holds);
+                async move { holds.ask(InputRequest::ListRoots(params)).await }
             });
         }
         match &self.spec.endpoint {

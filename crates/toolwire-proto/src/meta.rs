@@ -15,6 +15,10 @@ pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key: the server's implementation info, on results.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key (toolwire's own, not the specification's): on a list
+/// result, a fingerprint of the whole list, when the server is configured
+/// to send one (`ServerConfig::with_list_fingerprints`).
+pub const LIST_FINGERPRINT_KEY: &str = "io.toolwire/fingerprint";
 /// `_meta` key: the id of the `subscriptions/listen` stream a notification belongs to.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 /// `_meta` key: the progress token of a request.

@@ -64,6 +64,8 @@ use toolwire_proto::types::{
 pub struct InputRequired {
     pub(crate) requests: BTreeMap<String, Pending>,
     pub(crate) state: Option<Value>,
+    /// Fired when the requests are withdrawn before they are answered.
+    pub(crate) withdrawn: Option<tokio_util::sync::CancellationToken>,
     /// The first thing that went wrong while building, reported as an
     /// internal error when the value reaches the pipeline.
     pub(crate) error: Option<String>,
@@ -152,6 +154,20 @@ impl InputRequired {
     /// `cx.input::<ListRootsResult>(key)`.
     pub fn list_roots(self, key: impl Into<String>) -> Self {
         self.request(key, InputRequest::list_roots())
+    }
+
+    /// Lets the handler withdraw these requests before they are answered,
+    /// by cancelling `token`. It matters for a legacy client only, which
+    /// gets real server-to-client requests and is waited for: once `token`
+    /// fires, the requests not yet answered are cancelled
+    /// (`notifications/cancelled`) and the handler runs the next round
+    /// without their answers (its `requestState` as usual). A modern client
+    /// has the `input_required` result already and is not told; its retry
+    /// finds the handler's state as usual. (`toolwire-gateway` uses this
+    /// when an upstream cancels the request it relays.)
+    pub fn withdrawn_by(mut self, token: tokio_util::sync::CancellationToken) -> Self {
+        self.withdrawn = Some(token);
+        self
     }
 
     /// Carries `state` to the retry, sealed: the client cannot read or change

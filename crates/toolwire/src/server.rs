@@ -28,7 +28,7 @@ pub(crate) use dispatch::{Job, Step};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
 #[cfg(feature = "http")]
 pub(crate) use outcome::{Era, Retry, Shape};
-pub(crate) use outcome::{Outcome, Reply};
+pub(crate) use outcome::{Outcome, Reply, Required};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};

@@ -11,7 +11,7 @@
 //! lockfile); a failed install fails the tests, never skips them.
 
 mod client;
-mod harness;
+pub(crate) mod harness;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

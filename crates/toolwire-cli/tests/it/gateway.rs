@@ -17,33 +17,43 @@ use toolwire::{Client, RequestOptions, ToolCall};
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 
 /// A scratch directory for one test's configuration and logs.
-fn scratch(name: &str) -> PathBuf {
+pub(super) fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toolwire-gw-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
 
-fn write_config(dir: &Path, text: &str) -> String {
+pub(super) fn write_config(dir: &Path, text: &str) -> String {
     let path = dir.join("gateway.toml");
     std::fs::write(&path, text).expect("write config");
     path.display().to_string()
 }
 
 /// `[upstreams.NAME]` for a stdio `toolwire serve`.
-fn stdio_upstream(name: &str) -> String {
+pub(super) fn stdio_upstream(name: &str) -> String {
     format!("[upstreams.{name}]\ncommand = [{BIN:?}, \"serve\"]\n")
 }
 
 /// `toolwire gateway --config CONFIG` over stdio.
-fn gateway(config: &str) -> Proc {
+pub(super) fn gateway(config: &str) -> Proc {
     Proc::spawn_command(&["gateway", "--config", config], &[])
 }
 
 /// `toolwire gateway --config CONFIG --http 127.0.0.1:0` and its URL.
-async fn gateway_http(config: &str, envs: &[(&str, &str)]) -> (Child, String) {
+pub(super) async fn gateway_http(config: &str, envs: &[(&str, &str)]) -> (Child, String) {
+    gateway_http_with(config, &["--http", "127.0.0.1:0"], envs).await
+}
+
+/// `toolwire gateway --config CONFIG ARGS…` (which serve HTTP) and its URL.
+pub(super) async fn gateway_http_with(
+    config: &str,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> (Child, String) {
     let mut child = Command::new(BIN)
-        .args(["gateway", "--config", config, "--http", "127.0.0.1:0"])
+        .args(["gateway", "--config", config])
+        .args(args)
         .env_remove("TOOLWIRE_STATE_KEYS")
         .envs(envs.iter().copied())
         .stdin(Stdio::null())
@@ -55,8 +65,8 @@ async fn gateway_http(config: &str, envs: &[(&str, &str)]) -> (Child, String) {
     let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
     let url = tokio::time::timeout(Duration::from_secs(30), async {
         while let Some(line) = lines.next_line().await.expect("stderr line") {
-            if let Some(i) = line.find("http://") {
-                return line[i..].trim().to_owned();
+            if let Some(url) = line.split("serving MCP at ").nth(1) {
+                return url.trim().to_owned();
             }
         }
         panic!("the gateway exited before printing its URL")
@@ -67,7 +77,7 @@ async fn gateway_http(config: &str, envs: &[(&str, &str)]) -> (Child, String) {
     (child, url)
 }
 
-fn names(list: &Value) -> Vec<String> {
+pub(super) fn names(list: &Value) -> Vec<String> {
     list["result"]["tools"]
         .as_array()
         .expect("tools")
@@ -304,7 +314,7 @@ async fn an_upstream_list_change_reaches_a_downstream_listener() {
 }
 
 /// The `gateway://health` report.
-async fn health(gw: &mut Proc, id: i64) -> Value {
+pub(super) async fn health(gw: &mut Proc, id: i64) -> Value {
     let r = gw
         .call(id, "resources/read", json!({"uri": "gateway://health"}))
         .await;

@@ -2,7 +2,8 @@
 //! forms of modern features: the server's `elicitation/create`,
 //! `sampling/createMessage`, `roots/list` and `ping` requests answered by
 //! the same [`InputHandler`](super::InputHandler)s that answer MRTR input
-//! requests; list changes and resource updates fed into the cache and the
+//! requests (a `notifications/cancelled` for one drops its handler, and no
+//! response is sent); list changes and resource updates fed into the cache and the
 //! [`Subscription`]s; `listen` over `resources/subscribe`; and
 //! `server/discover` answered from the `initialize` result.
 //!
@@ -19,12 +20,14 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use std::sync::{Arc, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
-    CreateMessageRequest, ElicitRequest, ListRootsRequest, RequestMethod, SubscriptionFilter,
-    removed,
+    CancelledNotification, CancelledNotificationParams, CreateMessageRequest, ElicitRequest,
+    ListRootsRequest, NotificationMethod, RequestMethod, SubscriptionFilter, removed,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_error, encode_result};
 
@@ -50,6 +53,23 @@ impl Client {
         }
         // No receivers is fine: nobody listens.
         let _ = self.inner.changes.send(Ok(note));
+    }
+
+    /// Refuses a request of the server: too many are being answered, or
+    /// its id is already in use.
+    async fn refuse_server_request(&self, id: RequestId, method: &str) {
+        let e = ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("the client is answering too many requests of the server; {method} refused"),
+        );
+        if let Err(e) = self
+            .inner
+            .transport
+            .post(Bytes::from(encode_error(Some(&id), &e)))
+            .await
+        {
+            tracing::warn!("refusing the server's {method} failed: {e}");
+        }
     }
 
     /// Answers one request of the server and posts the response.
@@ -161,19 +181,64 @@ impl Client {
     }
 }
 
+/// Most of the server's requests the client answers at once; past it, a
+/// request is refused with an error.
+const MAX_SERVER_REQUESTS: usize = 256;
+
+/// The server's requests being answered, by id, each with what stops it.
+type Answering = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
+
 async fn inbound_loop(inner: Weak<super::Inner>, mut rx: mpsc::UnboundedReceiver<Inbound>) {
+    let answering: Answering = Arc::default();
     while let Some(message) = rx.recv().await {
         let Some(inner) = inner.upgrade() else {
             return;
         };
         let client = Client { inner };
         match message {
+            // Spec (2025-11-25): basic/utilities/cancellation.mdx — the
+            // server withdraws a request it sent: its handler stops, and no
+            // response is sent.
+            Inbound::Notification { method, params } if method == CancelledNotification::METHOD => {
+                let withdrawn = params
+                    .and_then(|p| serde_json::from_value::<CancelledNotificationParams>(p).ok());
+                let stop = withdrawn.and_then(|w| {
+                    answering
+                        .lock()
+                        .ok()
+                        .and_then(|mut a| a.remove(&w.request_id))
+                });
+                if let Some(stop) = stop {
+                    stop.cancel();
+                }
+            }
             Inbound::Notification { method, params } => {
                 client.on_server_notification(method, params);
             }
             // Each answer may wait for a person: never block the others.
             Inbound::Request { id, method, params } => {
-                tokio::spawn(async move { client.answer_server_request(id, method, params).await });
+                let stop = CancellationToken::new();
+                let admitted = answering.lock().is_ok_and(|mut a| {
+                    let free = a.len() < MAX_SERVER_REQUESTS && !a.contains_key(&id);
+                    if free {
+                        a.insert(id.clone(), stop.clone());
+                    }
+                    free
+                });
+                if !admitted {
+                    tokio::spawn(async move { client.refuse_server_request(id, &method).await });
+                    continue;
+                }
+                let answering = Arc::clone(&answering);
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = client.answer_server_request(id.clone(), method, params) => {}
+                        () = stop.cancelled() => {}
+                    }
+                    if let Ok(mut a) = answering.lock() {
+                        a.remove(&id);
+                    }
+                });
             }
             Inbound::Lost(reason) => {
                 let _ = client.inner.changes.send(Err(reason.into()));

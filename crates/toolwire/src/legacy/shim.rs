@@ -20,7 +20,7 @@
 use super::Session;
 use super::convert;
 use crate::context::Outbound;
-use crate::server::{Job, Outcome, Prepared, Reply, Server};
+use crate::server::{Job, Outcome, Prepared, Reply, Required, Server};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -137,10 +137,11 @@ pub(crate) async fn rounds(
             return limited;
         }
         let job = Job { p: prepared, kind };
-        let required = match server.run_once(job, cancel.clone(), out.clone()).await {
-            Outcome::InputRequired(required) => required,
-            done => return done,
-        };
+        let Required { result, withdrawn } =
+            match server.run_once(job, cancel.clone(), out.clone()).await {
+                Outcome::InputRequired(required) => *required,
+                done => return done,
+            };
         if round >= config.legacy_max_rounds {
             return Outcome::error(ErrorObject::internal(format!(
                 "the handler still required input after {round} rounds"
@@ -151,13 +152,14 @@ pub(crate) async fn rounds(
                 "this transport cannot send requests to the client",
             ));
         };
-        let requests = required.input_requests.unwrap_or_default();
+        let requests = result.input_requests.unwrap_or_default();
         let answers = match ask(
             session,
             &requests,
             out,
             config.legacy_input_timeout,
             &cancel,
+            withdrawn.as_ref(),
         )
         .await
         {
@@ -168,33 +170,46 @@ pub(crate) async fn rounds(
         // sealed state, exactly as a modern client would retry.
         next = params.clone();
         next.input_responses = Some(Box::new(Value::Object(answers)));
-        next.request_state = required.request_state;
+        next.request_state = result.request_state;
     }
 }
 
 /// Sends each input request to the client and collects the answers under
-/// their keys.
+/// their keys. Once the handler withdraws its requests (`withdrawn`), the
+/// one waiting is cancelled (dropping it sends `notifications/cancelled`)
+/// and the answers so far are returned.
 async fn ask(
     session: &Session,
     requests: &InputRequests,
     out: &Outbound,
     timeout: std::time::Duration,
     cancel: &CancellationToken,
+    withdrawn: Option<&CancellationToken>,
 ) -> Result<Map<String, Value>, ErrorObject> {
     let mut answers = Map::new();
     for (key, request) in requests {
         let method = request.method();
         let params = convert::input_request(session.version(), request);
-        let answer = session
-            .request(method, params.as_ref(), out, timeout, cancel)
-            .await
-            .map_err(|e| {
-                ErrorObject::internal(format!(
-                    "the client answered {method} with an error: {}",
-                    e.message
-                ))
-                .with_data(json!({ "code": e.code.0, "data": e.data }))
-            })?;
+        let asked = session.request(method, params.as_ref(), out, timeout, cancel);
+        let answer = match withdrawn {
+            None => asked.await,
+            Some(w) => tokio::select! {
+                // Already withdrawn: nothing is sent.
+                biased;
+                () = w.cancelled() => {
+                    tracing::debug!("the handler withdrew its {method} request");
+                    return Ok(answers);
+                }
+                answer = asked => answer,
+            },
+        };
+        let answer = answer.map_err(|e| {
+            ErrorObject::internal(format!(
+                "the client answered {method} with an error: {}",
+                e.message
+            ))
+            .with_data(json!({ "code": e.code.0, "data": e.data }))
+        })?;
         answers.insert(key.clone(), answer);
     }
     Ok(answers)

@@ -21,7 +21,7 @@
 
 use super::seal::{self, Binding};
 use super::{InputRequired, gate};
-use crate::server::{Outcome, Prepared, Server};
+use crate::server::{Outcome, Prepared, Required, Server};
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -228,7 +228,10 @@ impl Server {
             request_state: Some(sealed),
             meta: Some(self.result_meta()),
         };
-        Outcome::InputRequired(Box::new(result))
+        Outcome::InputRequired(Box::new(Required {
+            result,
+            withdrawn: ir.withdrawn,
+        }))
     }
 
     /// The configured keyring, or the process's random one.

@@ -66,6 +66,7 @@ pub struct ServerConfig {
     pub(crate) page_size: usize,
     pub(crate) ttl: Duration,
     pub(crate) cache_scope: CacheScope,
+    pub(crate) list_fingerprints: bool,
     pub(crate) supported_versions: Vec<String>,
     pub(crate) state_keys: Option<StateKeys>,
     pub(crate) state_ttl: Duration,
@@ -96,6 +97,7 @@ impl ServerConfig {
             page_size: 100,
             ttl,
             cache_scope: CacheScope::Public,
+            list_fingerprints: false,
             supported_versions: vec![PROTOCOL_VERSION.to_owned()],
             state_keys: None,
             state_ttl: Duration::from_secs(600),
@@ -173,6 +175,24 @@ impl ServerConfig {
     #[must_use]
     pub fn with_cache_scope(mut self, scope: CacheScope) -> Self {
         self.cache_scope = scope;
+        self
+    }
+
+    /// Whether list results carry a fingerprint of the whole list.
+    pub fn list_fingerprints(&self) -> bool {
+        self.list_fingerprints
+    }
+
+    /// Puts a fingerprint of the whole list (every page) in each list
+    /// result's `_meta`, under [`LIST_FINGERPRINT_KEY`](toolwire_proto::meta::LIST_FINGERPRINT_KEY)
+    /// (`io.toolwire/fingerprint`): the lowercase hex SHA-256 of the
+    /// entries' definitions as JSON, in list order, each followed by a
+    /// newline. Two servers (or replicas) listing the same entries give the
+    /// same fingerprint; any change to an entry, or to the order, changes
+    /// it. Computed once per list version (default off).
+    #[must_use]
+    pub fn with_list_fingerprints(mut self, on: bool) -> Self {
+        self.list_fingerprints = on;
         self
     }
 

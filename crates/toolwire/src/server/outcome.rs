@@ -126,6 +126,17 @@ impl From<ErrorObject> for RpcError {
     }
 }
 
+/// An `input_required` outcome.
+#[derive(Debug)]
+pub(crate) struct Required {
+    /// The result a modern client gets.
+    pub(crate) result: InputRequiredResult,
+    /// Fired when the handler withdraws its requests before they are
+    /// answered (see `InputRequired::withdrawn_by`); only the legacy shim,
+    /// which waits for the answers, looks at it.
+    pub(crate) withdrawn: Option<tokio_util::sync::CancellationToken>,
+}
+
 /// What the server made of one request.
 #[derive(Debug)]
 pub(crate) enum Outcome {
@@ -135,7 +146,7 @@ pub(crate) enum Outcome {
     /// `input_required`: the input requests the client can answer and the
     /// sealed state. A modern transport sends it as the result; the legacy
     /// shim turns it into server-to-client requests.
-    InputRequired(Box<InputRequiredResult>),
+    InputRequired(Box<Required>),
     /// A JSON-RPC error.
     Error(Box<RpcError>),
     /// A `subscriptions/listen` stream for the transport to carry.
@@ -157,7 +168,7 @@ impl Outcome {
                 error: None,
                 retry: Retry::No,
             },
-            Self::InputRequired(result) => Reply::result(id, &*result),
+            Self::InputRequired(required) => Reply::result(id, &required.result),
             Self::Error(e) => {
                 let retry = match *e {
                     RpcError::Busy(_) => Retry::Busy,

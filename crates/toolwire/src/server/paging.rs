@@ -8,7 +8,10 @@ use crate::registry::Snapshot;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use std::cell::OnceCell;
 use toolwire_proto::ErrorObject;
+use toolwire_proto::meta::LIST_FINGERPRINT_KEY;
 use toolwire_proto::types::CacheScope;
 
 pub(crate) fn to_raw(value: &impl serde::Serialize) -> Box<RawValue> {
@@ -37,26 +40,35 @@ fn decode_cursor(cursor: &str, page_size: usize) -> Option<usize> {
 /// next_cursor)` making a page's result. Modern pages are serialised on
 /// first use and kept with the snapshot; a legacy request (rare) gets its
 /// page built and shaped for its revision.
-pub(crate) fn list_page<T: Listed, R: serde::Serialize>(
+pub(crate) fn list_page<T: Listed + Defined, R: serde::Serialize>(
     server: &Server,
     p: &Prepared,
     snapshot: &Snapshot<T>,
     cursor: Option<&str>,
-    build: impl Fn(&[T], Option<String>, CacheScope) -> R,
+    build: impl Fn(&[T], Option<String>, CacheScope, Map<String, Value>) -> R,
 ) -> Outcome {
     let c = &server.inner.config;
     // With the resource server on, a caller whose grant narrows the list
     // gets pages built for it alone, never kept, and private.
     #[cfg(feature = "auth")]
     if let Some(visible) = super::authz::visible(p, snapshot) {
+        let fingerprint = OnceCell::new();
         return list_items(server, p, &visible, None, c.page_size, cursor, |i, n| {
-            build(i, n, CacheScope::Private)
+            build(
+                i,
+                n,
+                CacheScope::Private,
+                page_meta(server, &visible, &fingerprint),
+            )
         });
     }
     if let Some(e) = server.list_failure() {
         return Outcome::error(e);
     }
     let items = snapshot.items();
+    // Pages are built once per snapshot (modern) or per request (legacy);
+    // the fingerprint, when asked for, once per build of all pages.
+    let fingerprint = OnceCell::new();
     list_items(
         server,
         p,
@@ -64,9 +76,68 @@ pub(crate) fn list_page<T: Listed, R: serde::Serialize>(
         Some(&snapshot.pages),
         c.page_size,
         cursor,
-        |i, n| build(i, n, c.cache_scope),
+        |i, n| build(i, n, c.cache_scope, page_meta(server, items, &fingerprint)),
     )
 }
+
+/// A list page's `_meta`: `serverInfo`, and the whole list's fingerprint
+/// when the server sends one.
+fn page_meta<T: Defined>(
+    server: &Server,
+    items: &[T],
+    fingerprint: &OnceCell<String>,
+) -> Map<String, Value> {
+    let mut meta = server.result_meta();
+    if server.inner.config.list_fingerprints {
+        let f = fingerprint.get_or_init(|| list_fingerprint(items));
+        meta.insert(LIST_FINGERPRINT_KEY.to_owned(), Value::String(f.clone()));
+    }
+    meta
+}
+
+/// The lowercase hex SHA-256 of each entry's definition as JSON, in
+/// order, each followed by a newline.
+fn list_fingerprint<T: Defined>(items: &[T]) -> String {
+    use sha2::Digest as _;
+    let mut hash = sha2::Sha256::new();
+    let mut buf = Vec::new();
+    for item in items {
+        buf.clear();
+        item.write_definition(&mut buf);
+        buf.push(b'\n');
+        hash.update(&buf);
+    }
+    hash.finalize()
+        .iter()
+        .fold(String::with_capacity(64), |mut s, b| {
+            use std::fmt::Write as _;
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+/// An entry whose definition goes into its list's fingerprint.
+pub(crate) trait Defined {
+    /// Appends the definition, as the list shows it, in JSON.
+    fn write_definition(&self, out: &mut Vec<u8>);
+}
+
+macro_rules! defined {
+    ($($t:ty),*) => {$(
+        impl Defined for $t {
+            fn write_definition(&self, out: &mut Vec<u8>) {
+                // A definition is plain data: it always serialises.
+                let _ = serde_json::to_writer(out, self.definition());
+            }
+        }
+    )*};
+}
+defined!(
+    crate::tool::Tool,
+    crate::prompt::Prompt,
+    crate::resource::Resource,
+    crate::resource::ResourceTemplate
+);
 
 /// What a list holds: named entries, which the resource server (feature
 /// `auth`) may also filter by scope.

@@ -75,13 +75,13 @@ impl Server {
         let c = &self.inner.config;
         let snapshot = self.inner.prompts.snapshot();
         let cursor = p.params.cursor.as_deref();
-        let build = |items: &[Prompt], next_cursor, cache_scope| ListPromptsResult {
+        let build = |items: &[Prompt], next_cursor, cache_scope, meta| ListPromptsResult {
             result_type: ResultType::Complete,
             prompts: items.iter().map(|p| p.definition().clone()).collect(),
             next_cursor,
             ttl_ms: c.ttl_ms(),
             cache_scope,
-            meta: Some(self.result_meta()),
+            meta: Some(meta),
         };
         paging::list_page(self, p, &snapshot, cursor, build)
     }

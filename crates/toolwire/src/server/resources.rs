@@ -140,13 +140,13 @@ impl Server {
         let c = &self.inner.config;
         let snapshot = self.inner.resources.snapshot();
         let cursor = p.params.cursor.as_deref();
-        let build = |items: &[Resource], next_cursor, cache_scope| ListResourcesResult {
+        let build = |items: &[Resource], next_cursor, cache_scope, meta| ListResourcesResult {
             result_type: ResultType::Complete,
             resources: items.iter().map(|r| r.definition().clone()).collect(),
             next_cursor,
             ttl_ms: c.ttl_ms(),
             cache_scope,
-            meta: Some(self.result_meta()),
+            meta: Some(meta),
         };
         paging::list_page(self, p, &snapshot, cursor, build)
     }
@@ -155,15 +155,16 @@ impl Server {
         let c = &self.inner.config;
         let snapshot = self.inner.resource_templates.snapshot();
         let cursor = p.params.cursor.as_deref();
-        let build =
-            |items: &[ResourceTemplate], next_cursor, cache_scope| ListResourceTemplatesResult {
+        let build = |items: &[ResourceTemplate], next_cursor, cache_scope, meta| {
+            ListResourceTemplatesResult {
                 result_type: ResultType::Complete,
                 resource_templates: items.iter().map(|t| t.definition().clone()).collect(),
                 next_cursor,
                 ttl_ms: c.ttl_ms(),
                 cache_scope,
-                meta: Some(self.result_meta()),
-            };
+                meta: Some(meta),
+            }
+        };
         paging::list_page(self, p, &snapshot, cursor, build)
     }
 

@@ -34,6 +34,58 @@ fn open_tool(name: &str) -> Tool {
 }
 
 #[tokio::test]
+async fn list_fingerprints_cover_every_page_and_follow_the_list() {
+    const KEY: &str = "io.toolwire/fingerprint";
+    let fingerprinted = || {
+        ServerConfig::new("t", "1")
+            .with_page_size(2)
+            .with_list_fingerprints(true)
+    };
+    let a = Server::new(fingerprinted());
+    let b = Server::new(fingerprinted());
+    let plain = Server::new(ServerConfig::new("t", "1"));
+    for n in ["a", "b", "c"] {
+        a.add_tool(open_tool(n)).expect("add");
+        b.add_tool(open_tool(n)).expect("add");
+        plain.add_tool(open_tool(n)).expect("add");
+    }
+    let first = call(&a, "tools/list", json!({}), json!({})).await;
+    let fp = first["result"]["_meta"][KEY]
+        .as_str()
+        .expect("a fingerprint")
+        .to_owned();
+    assert_eq!(fp.len(), 64, "{fp}");
+    let cursor = first["result"]["nextCursor"].clone();
+    let second = call(&a, "tools/list", json!({"cursor": cursor}), json!({})).await;
+    assert_eq!(
+        second["result"]["_meta"][KEY],
+        fp.as_str(),
+        "every page, the whole list's"
+    );
+    let other = call(&b, "tools/list", json!({}), json!({})).await;
+    assert_eq!(
+        other["result"]["_meta"][KEY],
+        fp.as_str(),
+        "same list, same fingerprint"
+    );
+    let off = call(&plain, "tools/list", json!({}), json!({})).await;
+    assert!(
+        off["result"]["_meta"].get(KEY).is_none(),
+        "off by default: {off}"
+    );
+    b.add_tool(open_tool("d")).expect("add");
+    let changed = call(&b, "tools/list", json!({}), json!({})).await;
+    let now = changed["result"]["_meta"][KEY]
+        .as_str()
+        .expect("a fingerprint");
+    assert_ne!(now, fp, "a changed list, a new fingerprint");
+    // Prompts and resources carry their own.
+    let prompts = call(&a, "prompts/list", json!({}), json!({})).await;
+    assert!(prompts["result"]["_meta"][KEY].is_string(), "{prompts}");
+    assert_ne!(prompts["result"]["_meta"][KEY], fp.as_str());
+}
+
+#[tokio::test]
 async fn list_pages_follow_cursors_and_reject_bad_ones() {
     let server = Server::new(ServerConfig::new("t", "1").with_page_size(2));
     for n in ["a", "b", "c", "d", "e"] {

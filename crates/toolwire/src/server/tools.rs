@@ -19,13 +19,13 @@ impl Server {
         let c = &self.inner.config;
         let snapshot = self.inner.tools.snapshot();
         let cursor = p.params.cursor.as_deref();
-        let build = |items: &[Tool], next_cursor, cache_scope| ListToolsResult {
+        let build = |items: &[Tool], next_cursor, cache_scope, meta| ListToolsResult {
             result_type: ResultType::Complete,
             tools: items.iter().map(|t| t.definition().clone()).collect(),
             next_cursor,
             ttl_ms: c.ttl_ms(),
             cache_scope,
-            meta: Some(self.result_meta()),
+            meta: Some(meta),
         };
         paging::list_page(self, p, &snapshot, cursor, build)
     }

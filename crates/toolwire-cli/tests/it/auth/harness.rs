@@ -16,12 +16,12 @@ use tokio::process::{Child, Command};
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 const VERSION: &str = "2026-07-28";
 
-fn repo_root() -> PathBuf {
+pub(crate) fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Node 22 from `node_modules`, installed once per test run.
-pub(super) fn node() -> PathBuf {
+pub(crate) fn node() -> PathBuf {
     static INSTALLED: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     INSTALLED
         .get_or_init(|| {
@@ -52,14 +52,14 @@ pub(super) fn oidc_script(file: &str) -> PathBuf {
 }
 
 /// A running `oidc-provider`.
-pub(super) struct AuthServer {
+pub(crate) struct AuthServer {
     _child: Child,
-    pub(super) issuer: String,
+    pub(crate) issuer: String,
 }
 
 impl AuthServer {
     /// Issues tokens for `resource` by default, living 300 s.
-    pub(super) async fn start(resource: &str) -> Self {
+    pub(crate) async fn start(resource: &str) -> Self {
         Self::with_ttl(resource, 300).await
     }
 
@@ -100,7 +100,7 @@ impl AuthServer {
     }
 
     /// An access token from the client-credentials grant.
-    pub(super) async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
+    pub(crate) async fn token(&self, client: &str, scope: &str, resource: &str) -> String {
         let body = format!(
             "grant_type=client_credentials&scope={}&resource={}",
             scope.replace(' ', "+"),
@@ -126,7 +126,7 @@ impl AuthServer {
     }
 
     /// A token the provider would not issue, signed by its test route.
-    pub(super) async fn sign(&self, key: &str, header: Value, claims: Value) -> String {
+    pub(crate) async fn sign(&self, key: &str, header: Value, claims: Value) -> String {
         let body = json!({"key": key, "header": header, "claims": claims}).to_string();
         let r = request(&self.issuer, "POST", "/test/sign", &[], body.as_bytes()).await;
         assert_eq!(r.status, 200, "sign: {}", r.text());
@@ -141,7 +141,7 @@ impl AuthServer {
         assert_eq!(r.status, 204, "account: {}", r.text());
     }
 
-    pub(super) async fn rotate(&self) {
+    pub(crate) async fn rotate(&self) {
         let r = request(&self.issuer, "POST", "/test/rotate", &[], b"").await;
         assert_eq!(r.status, 200, "rotate: {}", r.text());
     }
@@ -159,16 +159,16 @@ fn form(s: &str) -> String {
 }
 
 /// A running `toolwire serve --http` with OAuth on, and its stderr.
-pub(super) struct Toolwire {
+pub(crate) struct Toolwire {
     child: Child,
-    pub(super) base: String,
-    pub(super) resource: String,
+    pub(crate) base: String,
+    pub(crate) resource: String,
     log: Arc<Mutex<String>>,
 }
 
 /// A loopback port that was free a moment ago (the resource URI, and so
 /// the token audience, names it before the server binds).
-pub(super) fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
@@ -177,7 +177,7 @@ pub(super) fn free_port() -> u16 {
 
 impl Toolwire {
     /// Serves with tokens of `issuer` for `http://127.0.0.1:PORT/mcp`.
-    pub(super) async fn start(
+    pub(crate) async fn start(
         port: u16,
         issuer: &str,
         extra: &[&str],
@@ -229,12 +229,12 @@ impl Toolwire {
         }
     }
 
-    pub(super) fn metadata_url(&self) -> String {
+    pub(crate) fn metadata_url(&self) -> String {
         format!("{}/.well-known/oauth-protected-resource/mcp", self.base)
     }
 
     /// The challenge of a 401 for an invalid token.
-    pub(super) fn invalid(&self, why: &str) -> String {
+    pub(crate) fn invalid(&self, why: &str) -> String {
         format!(
             "Bearer resource_metadata=\"{}\", scope=\"mcp:tools\", error=\"invalid_token\", error_description=\"{why}\"",
             self.metadata_url()
@@ -242,7 +242,7 @@ impl Toolwire {
     }
 
     /// POSTs a JSON-RPC request with `token` (if any) and extra headers.
-    pub(super) async fn post(
+    pub(crate) async fn post(
         &self,
         token: Option<&str>,
         body: &Value,
@@ -268,7 +268,7 @@ impl Toolwire {
     }
 
     /// A modern request with the standard headers.
-    pub(super) async fn call(
+    pub(crate) async fn call(
         &self,
         token: Option<&str>,
         id: u64,
@@ -295,7 +295,7 @@ impl Toolwire {
         self.post(token, &body, &headers).await
     }
 
-    pub(super) fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().expect("log").clone()
     }
 }
@@ -307,37 +307,37 @@ impl Drop for Toolwire {
 }
 
 /// An HTTP response.
-pub(super) struct Reply {
-    pub(super) status: u16,
+pub(crate) struct Reply {
+    pub(crate) status: u16,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
 }
 
 impl Reply {
-    pub(super) fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, v)| v.as_str())
     }
 
-    pub(super) fn challenge(&self) -> &str {
+    pub(crate) fn challenge(&self) -> &str {
         self.header("www-authenticate")
             .unwrap_or_else(|| panic!("no WWW-Authenticate on {}: {}", self.status, self.text()))
     }
 
-    pub(super) fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 
-    pub(super) fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text()))
     }
 }
 
 /// One HTTP/1.1 exchange on a new connection (`Connection: close`).
-pub(super) async fn request(
+pub(crate) async fn request(
     base: &str,
     method: &str,
     path: &str,
@@ -410,7 +410,7 @@ fn dechunk(mut data: &[u8]) -> Vec<u8> {
     }
 }
 
-pub(super) fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
@@ -418,7 +418,7 @@ pub(super) fn now() -> u64 {
 }
 
 /// Claims like the provider's own, for `resource`, by `issuer`.
-pub(super) fn claims(issuer: &str, resource: &str) -> Value {
+pub(crate) fn claims(issuer: &str, resource: &str) -> Value {
     json!({
         "iss": issuer, "sub": "client-a", "client_id": "client-a", "aud": resource,
         "scope": "mcp:tools", "iat": now(), "exp": now() + 300,
@@ -426,12 +426,12 @@ pub(super) fn claims(issuer: &str, resource: &str) -> Value {
     })
 }
 
-pub(super) fn echo(text: &str) -> Value {
+pub(crate) fn echo(text: &str) -> Value {
     json!({"name": "echo", "arguments": {"text": text}})
 }
 
 /// One test server pair: the authorization server, then toolwire.
-pub(super) async fn pair(extra: &[&str], envs: &[(&str, &str)]) -> (AuthServer, Toolwire) {
+pub(crate) async fn pair(extra: &[&str], envs: &[(&str, &str)]) -> (AuthServer, Toolwire) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
     let auth = AuthServer::start(&resource).await;

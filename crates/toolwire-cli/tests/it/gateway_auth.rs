@@ -1,0 +1,181 @@
+//! `toolwire gateway` with OAuth on its front: a real authorization server
+//! (`oidc-provider`, as in the auth tests) issues one token for the
+//! gateway and another for the upstream, a real `toolwire serve --http`
+//! with its own OAuth is the upstream, and every byte the gateway sends
+//! it passes through a recording relay. The downstream client's token
+//! never reaches the upstream (spec: basic/authorization, token
+//! passthrough MUST NOT); the upstream sees the gateway's own credential.
+
+use super::auth::harness::{AuthServer, Toolwire, free_port, request};
+use super::gateway::{gateway_http_with, scratch, write_config};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// A TCP relay to `target` that keeps a copy of everything its clients
+/// send; its URL and the record.
+async fn recording_relay(target: String) -> (String, Arc<Mutex<Vec<u8>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind relay");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let record = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&record);
+    tokio::spawn(async move {
+        while let Ok((inbound, _)) = listener.accept().await {
+            let Ok(outbound) = TcpStream::connect(&target).await else {
+                continue;
+            };
+            let sink = Arc::clone(&sink);
+            tokio::spawn(async move {
+                let (mut in_r, mut in_w) = inbound.into_split();
+                let (mut out_r, mut out_w) = outbound.into_split();
+                let up = async move {
+                    let mut buf = vec![0u8; 16 * 1024];
+                    while let Ok(n) = in_r.read(&mut buf).await {
+                        if n == 0 {
+                            break;
+                        }
+                        sink.lock().expect("record").extend_from_slice(&buf[..n]);
+                        if out_w.write_all(&buf[..n]).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = out_w.shutdown().await;
+                };
+                let down = async move {
+                    let _ = tokio::io::copy(&mut out_r, &mut in_w).await;
+                    let _ = in_w.shutdown().await;
+                };
+                tokio::join!(up, down);
+            });
+        }
+    });
+    (url, record)
+}
+
+/// A modern `tools/call` or `tools/list` to the gateway with `token`.
+async fn post(base: &str, token: Option<&str>, id: u64, method: &str, params: Value) -> Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    let name = params["name"].as_str().map(str::to_owned);
+    if let Some(n) = &name {
+        headers.push(("Mcp-Name", n));
+    }
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b));
+    }
+    let r = request(base, "POST", "/mcp", &headers, body.to_string().as_bytes()).await;
+    let mut v = if r.status == 200 { r.json() } else { json!({}) };
+    v["httpStatus"] = json!(r.status);
+    v
+}
+
+#[tokio::test]
+async fn the_downstream_token_never_reaches_the_upstream_and_lists_are_private() {
+    let up_port = free_port();
+    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
+    let gw_port = free_port();
+    let gw_base = format!("http://127.0.0.1:{gw_port}");
+    let gw_resource = format!("{gw_base}/mcp");
+    let auth = AuthServer::start(&gw_resource).await;
+    // The upstream: toolwire serve with its own OAuth, for its own resource.
+    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
+    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
+    // The gateway's credential for the upstream, and a client's for the gateway.
+    let upstream_token = auth.token("client-b", "mcp:tools", &up_resource).await;
+    let downstream_token = auth.token("client-a", "mcp:tools", &gw_resource).await;
+    assert_ne!(upstream_token, downstream_token);
+
+    let dir = scratch("auth");
+    let config = write_config(
+        &dir,
+        &format!("[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"UP_TOKEN\"\n"),
+    );
+    let addr = format!("127.0.0.1:{gw_port}");
+    let (_gw, _url) = gateway_http_with(
+        &config,
+        &[
+            "--http",
+            &addr,
+            "--public-url",
+            &gw_base,
+            "--auth-issuer",
+            &auth.issuer,
+            "--auth-leeway",
+            "0",
+        ],
+        &[("UP_TOKEN", upstream_token.as_str())],
+    )
+    .await;
+
+    // Auth is on at the gateway: no token, no call.
+    let r = post(
+        &gw_base,
+        None,
+        1,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "hi"}}),
+    )
+    .await;
+    assert_eq!(r["httpStatus"], 401, "{r}");
+    // With the token, the call goes through to the upstream.
+    let r = post(
+        &gw_base,
+        Some(&downstream_token),
+        2,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "through"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "through", "{r}");
+    // With auth on, the merged lists are private.
+    let list = post(
+        &gw_base,
+        Some(&downstream_token),
+        3,
+        "tools/list",
+        json!({}),
+    )
+    .await;
+    assert_eq!(list["result"]["cacheScope"], "private", "{list}");
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "up__echo")),
+        "{list}"
+    );
+
+    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    assert!(
+        seen.contains("tools/call") && seen.contains("through"),
+        "the relay saw the forwarded call: {seen}"
+    );
+    let authorizations: Vec<&str> = seen
+        .lines()
+        .filter(|l| l.to_ascii_lowercase().starts_with("authorization:"))
+        .collect();
+    assert!(!authorizations.is_empty(), "{seen}");
+    assert!(
+        authorizations.iter().all(|l| l.trim_end()
+            == format!("authorization: Bearer {upstream_token}")
+            || l.trim_end() == format!("Authorization: Bearer {upstream_token}")),
+        "only the gateway's own credential goes upstream: {authorizations:?}"
+    );
+    // Not the token, nor its signature, anywhere in what went upstream.
+    let signature = downstream_token.rsplit('.').next().expect("a JWT");
+    assert!(
+        !seen.contains(&downstream_token) && !seen.contains(signature),
+        "the downstream token was forwarded upstream"
+    );
+}

@@ -298,7 +298,7 @@ impl AuthConfig {
 }
 
 /// Why a request is refused before it runs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Denied {
     /// No bearer token: `401` without an error code.
     Missing,
@@ -330,6 +330,30 @@ pub(crate) struct Authenticator {
     /// `resource_metadata="…"`, and `scope="…"` when there are scopes.
     challenge: String,
     cache: Mutex<HashMap<[u8; 32], Cached>>,
+    /// Verifications under way, by token digest: identical tokens that
+    /// arrive together share one (one key fetch or introspection). An
+    /// entry lives while a request waits on it, so the table is bounded
+    /// by the requests in progress.
+    flights: Mutex<HashMap<[u8; 32], Arc<Flight>>>,
+}
+
+type Flight = tokio::sync::OnceCell<Result<Arc<Grant>, Denied>>;
+
+/// A request's share of a verification; the last one out removes it.
+struct Joined<'a> {
+    flights: &'a Mutex<HashMap<[u8; 32], Arc<Flight>>>,
+    digest: [u8; 32],
+    flight: Arc<Flight>,
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        // The table's reference and this one: no one else waits.
+        if Arc::strong_count(&self.flight) == 2 {
+            flights.remove(&self.digest);
+        }
+    }
 }
 
 /// What the head says about authentication, before any await.
@@ -398,6 +422,7 @@ impl Authenticator {
             metadata_paths,
             challenge,
             cache: Mutex::new(HashMap::new()),
+            flights: Mutex::new(HashMap::new()),
         }
     }
 
@@ -467,12 +492,33 @@ impl Authenticator {
         }
     }
 
-    /// Verifies a token the cache did not know, and caches the grant.
+    /// Verifies a token the cache did not know, and caches the grant;
+    /// requests with the same token at the same time share one check.
     pub(crate) async fn verify(
         &self,
         token: String,
         digest: [u8; 32],
     ) -> Result<Arc<Grant>, Denied> {
+        let joined = {
+            let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+            Joined {
+                flights: &self.flights,
+                digest,
+                flight: Arc::clone(flights.entry(digest).or_default()),
+            }
+        };
+        // Should the request running the check go away, a waiting one
+        // runs it with its own (identical) token.
+        let result = joined
+            .flight
+            .get_or_init(|| self.verify_once(token, digest))
+            .await
+            .clone();
+        drop(joined);
+        result
+    }
+
+    async fn verify_once(&self, token: String, digest: [u8; 32]) -> Result<Arc<Grant>, Denied> {
         let jwt_shaped = token.bytes().filter(|b| *b == b'.').count() == 2;
         let verifier = match &self.config.opaque {
             Some(opaque) if !jwt_shaped => opaque,

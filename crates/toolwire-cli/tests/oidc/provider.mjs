@@ -23,6 +23,7 @@
 //                        (a key the JWKS does not publish) or "hs-public"
 //                        (HS256 keyed with the current public key's PEM,
 //                        the algorithm-confusion attack)
+//   GET /test/introspections  how many introspection requests it has had
 import http from 'node:http';
 import * as jose from 'jose';
 import Provider from 'oidc-provider';
@@ -57,6 +58,7 @@ const client = (id) => ({
 });
 
 let provider;
+let introspections = 0;
 
 function build(issuer) {
   const p = new Provider(issuer, {
@@ -122,6 +124,12 @@ const server = http.createServer(async (req, res) => {
       res.end(JSON.stringify({ kid: keys[0].kid }));
       return;
     }
+    if (req.method === 'GET' && req.url === '/test/introspections') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ count: introspections }));
+      return;
+    }
+    if (req.url.startsWith('/token/introspection')) introspections += 1;
     if (req.method === 'POST' && req.url === '/test/sign') {
       const token = await sign(await readJson(req));
       res.writeHead(200, { 'content-type': 'text/plain' });

@@ -2,7 +2,7 @@
 //! `auth`): Protected Resource Metadata (RFC 9728), bearer tokens checked
 //! by a [`TokenVerifier`] ([`JwtVerifier`] for RFC 9068 JWTs,
 //! [`IntrospectionVerifier`] for opaque tokens), the verified grants cached
-//! by token digest, and the scopes operations need.
+//! by token (`auth/cache.rs`), and the scopes operations need.
 //!
 //! [`AuthConfig`] holds the settings; `HttpConfig::with_auth` turns it on.
 //! The transport asks the [`Authenticator`] built from it once per request,
@@ -10,6 +10,7 @@
 //!
 //! Spec: basic/authorization/index.mdx; basic/authorization/security-considerations.mdx
 
+mod cache;
 mod fetch;
 mod introspect;
 mod jwt;
@@ -313,11 +314,6 @@ pub(crate) enum Denied {
     Unavailable,
 }
 
-struct Cached {
-    grant: Arc<Grant>,
-    until: Instant,
-}
-
 /// The resource server of one endpoint, built from an [`AuthConfig`]: the
 /// metadata document, the challenge's parameters, and the verified-token
 /// cache.
@@ -329,7 +325,7 @@ pub(crate) struct Authenticator {
     metadata_paths: Vec<String>,
     /// `resource_metadata="…"`, and `scope="…"` when there are scopes.
     challenge: String,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: cache::TokenCache,
     /// Verifications under way, by token digest: identical tokens that
     /// arrive together share one (one key fetch or introspection). An
     /// entry lives while a request waits on it, so the table is bounded
@@ -384,6 +380,7 @@ impl Authenticator {
     /// Builds the metadata document and the challenge once. `local_path`
     /// is the endpoint's own path, whose suffix form is served too.
     pub(crate) fn new(config: AuthConfig, local_path: Option<&str>) -> Self {
+        let capacity = config.cache_capacity;
         let mut doc = serde_json::Map::new();
         doc.insert("resource".into(), config.resource.clone().into());
         doc.insert(
@@ -421,7 +418,7 @@ impl Authenticator {
             metadata,
             metadata_paths,
             challenge,
-            cache: Mutex::new(HashMap::new()),
+            cache: cache::TokenCache::new(capacity),
             flights: Mutex::new(HashMap::new()),
         }
     }
@@ -465,30 +462,25 @@ impl Authenticator {
                 Denied::Missing
             }));
         };
-        let Some(token) = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim_matches(' '))
-        else {
+        // Bytes, not `to_str`: a cached token is looked up before anything
+        // walks its bytes, and only a miss checks its characters.
+        let value = value.as_bytes();
+        let Some(space) = value.iter().position(|b| *b == b' ') else {
             return Check::Done(Err(Denied::Missing));
         };
-        if !is_token68(token) {
-            return Check::Done(Err(Denied::Invalid("the bearer token is malformed".into())));
+        let (scheme, token) = (&value[..space], value[space + 1..].trim_ascii());
+        if !scheme.eq_ignore_ascii_case(b"bearer") {
+            return Check::Done(Err(Denied::Missing));
         }
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let now = Instant::now();
-        let hit = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            cache
-                .get(&digest)
-                .filter(|c| c.until > now)
-                .map(|c| Arc::clone(&c.grant))
-        };
-        match hit {
-            Some(grant) => Check::Done(self.admit(grant)),
-            None => Check::Verify(token.to_owned(), digest),
+        if let Some(grant) = self.cache.get(token, Instant::now()) {
+            return Check::Done(self.admit(grant));
+        }
+        match std::str::from_utf8(token) {
+            Ok(token) if is_token68(token) => {
+                let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+                Check::Verify(token.to_owned(), digest)
+            }
+            _ => Check::Done(Err(Denied::Invalid("the bearer token is malformed".into()))),
         }
     }
 
@@ -511,14 +503,14 @@ impl Authenticator {
         // runs it with its own (identical) token.
         let result = joined
             .flight
-            .get_or_init(|| self.verify_once(token, digest))
+            .get_or_init(|| self.verify_once(token))
             .await
             .clone();
         drop(joined);
         result
     }
 
-    async fn verify_once(&self, token: String, digest: [u8; 32]) -> Result<Arc<Grant>, Denied> {
+    async fn verify_once(&self, token: String) -> Result<Arc<Grant>, Denied> {
         let jwt_shaped = token.bytes().filter(|b| *b == b'.').count() == 2;
         let verifier = match &self.config.opaque {
             Some(opaque) if !jwt_shaped => opaque,
@@ -535,7 +527,6 @@ impl Authenticator {
                 return Err(Denied::Unavailable);
             }
         };
-        drop(token);
         let left = match verified.expires_at {
             Some(at) => match at.duration_since(SystemTime::now()) {
                 Ok(left) => left,
@@ -550,24 +541,12 @@ impl Authenticator {
             policy: Arc::clone(&self.policy),
         });
         tracing::debug!(principal = %grant.principal, "bearer token verified");
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= self.config.cache_capacity {
-            let now = Instant::now();
-            cache.retain(|_, c| c.until > now);
-            if cache.len() >= self.config.cache_capacity
-                && let Some(victim) = cache.keys().next().copied()
-            {
-                cache.remove(&victim);
-            }
-        }
-        cache.insert(
-            digest,
-            Cached {
-                grant: Arc::clone(&grant),
-                until: Instant::now() + left.min(Duration::from_secs(24 * 60 * 60)),
-            },
+        self.cache.insert(
+            &token,
+            Arc::clone(&grant),
+            Instant::now() + left.min(Duration::from_secs(24 * 60 * 60)),
         );
-        drop(cache);
+        drop(token);
         self.admit(grant)
     }
 

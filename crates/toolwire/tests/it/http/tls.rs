@@ -532,7 +532,11 @@ async fn http2_streams_per_connection_are_bounded_by_the_client_share() {
     let dir = temp_dir("streams");
     let pki = pki(&dir, "toolwire test CA");
     let (s, _tls) = start(&pki, HttpConfig::new().with_max_requests_per_client(2)).await;
-    let conn = connect(s.addr, &pki.ca, &[b"h2"]).await.expect("h2");
+    let mut conn = connect(s.addr, &pki.ca, &[b"h2"]).await.expect("h2");
+    // One exchange first, so the client has the server's SETTINGS (a
+    // stream opened before them may be refused, REFUSED_STREAM).
+    let echo = call_body(json!(0), "echo", json!({"text": "x"}));
+    assert_eq!(conn.post(&echo, &[]).await.0, 200);
     let Sender::H2(sender) = &conn.sender else {
         unreachable!("h2 was offered alone")
     };

@@ -39,8 +39,8 @@ impl Issuer {
     pub async fn start() -> io::Result<Issuer> {
         let rng = SystemRandom::new();
         let pkcs8 = Ed25519KeyPair::generate_pkcs8(&rng).map_err(|_| io::Error::other("keygen"))?;
-        let pair = Ed25519KeyPair::from_pkcs8(pkcs8.as_ref())
-            .map_err(|_| io::Error::other("key pair"))?;
+        let pair =
+            Ed25519KeyPair::from_pkcs8(pkcs8.as_ref()).map_err(|_| io::Error::other("key pair"))?;
         let jwks = serde_json::json!({"keys": [{
             "kty": "OKP",
             "crv": "Ed25519",

@@ -210,13 +210,20 @@ impl AuthConfig {
         self
     }
 
-    /// Scopes every request needs.
+    /// Scopes every request needs (named in the `401` challenge).
+    ///
+    /// `offline_access` is left out: refresh tokens are not a resource's
+    /// requirement (spec: basic/authorization/index.mdx#refresh-tokens).
     pub fn with_required_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.policy.required = scopes.into_iter().map(Into::into).collect();
+        self.policy.required = scopes
+            .into_iter()
+            .map(Into::into)
+            .filter(|s| s != "offline_access")
+            .collect();
         self
     }
 
@@ -634,6 +641,18 @@ mod tests {
         assert_eq!(
             a.challenge(),
             "resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""
+        );
+    }
+
+    #[test]
+    fn the_challenge_never_asks_for_offline_access() {
+        let c = AuthConfig::new("https://m.example/mcp", Never)
+            .expect("config")
+            .with_required_scopes(["mcp:tools", "offline_access"]);
+        let a = Authenticator::new(c, None);
+        assert_eq!(
+            a.challenge(),
+            "resource_metadata=\"https://m.example/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""
         );
     }
 

@@ -4,9 +4,9 @@
 # (or `cargo build --release` in bench/).
 #
 #   bench/profile.sh SERVER TRANSPORT PATH [N]
-#     SERVER    floor | rmcp | toolwire | toolwire-plain | gateway (HTTP only:
-#               bench-gateway profiled, in front of a bench-toolwire upstream
-#               that runs outside callgrind)
+#     SERVER    floor | rmcp | toolwire | toolwire-plain | toolwire-auth (HTTP
+#               only) | gateway (HTTP only: bench-gateway profiled, in front
+#               of a bench-toolwire upstream that runs outside callgrind)
 #     TRANSPORT http (16 connections) | stdio (64 in flight)
 #     PATH      echo | add | list
 #     N         requests in the profiled run (default 10000)
@@ -20,8 +20,9 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 rel="${CARGO_TARGET_DIR:-$here/target}/release"
 server="${1:?server}"; transport="${2:?http|stdio}"; path="${3:?echo|add|list}"; n="${4:-10000}"
 out="$here/results/profile"; mkdir -p "$out"
-bin="$rel/bench-${server%-plain}"; extra=()
+bin="$rel/bench-${server%-*}"; extra=()
 [ "$server" = toolwire-plain ] && extra=(--plain-loop)
+[ "$server" = toolwire-auth ] && extra=(--auth)
 if [ "$server" = gateway ]; then
   [ "$transport" = http ] || { echo "gateway: HTTP only" >&2; exit 2; }
   ulog="$(mktemp)"
@@ -43,8 +44,13 @@ run() { # run REQUESTS TAG -> callgrind file
     local pid=$!
     for _ in $(seq 200); do grep -q listening "$log" && break; sleep 0.1; done
     local addr; addr="$(awk '/listening/{print $2}' "$log")"
+    local auth=()  # the bearer token toolwire-auth prints after its address
+    if [ "$server" = toolwire-auth ]; then
+      for _ in $(seq 50); do grep -q '^bearer ' "$log" && break; sleep 0.1; done
+      auth=(--bearer "$(awk '/^bearer /{print $2}' "$log")")
+    fi
     taskset -c 1 "$rel/loadgen" http --addr "$addr" --conns 16 --warmup 0 --duration 900 \
-      --max-requests "$reqs" --paths "$path" --name "$server" >/dev/null 2>&1
+      --max-requests "$reqs" --paths "$path" --name "$server" "${auth[@]}" >/dev/null 2>&1
     kill -TERM "$pid"; wait "$pid" || true  # callgrind writes its file on SIGTERM
     rm -f "$log"
   else

@@ -10,6 +10,8 @@
 //! `Content-Type: application/json` and
 //! `Accept: application/json, text/event-stream`.
 
+pub mod auth;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::error::Error;
@@ -136,8 +138,9 @@ impl Path {
         .into_bytes()
     }
 
-    /// The whole HTTP/1.1 request (keep-alive) for `host` (`ip:port`).
-    pub fn http_request(self, host: &str) -> Vec<u8> {
+    /// The whole HTTP/1.1 request (keep-alive) for `host` (`ip:port`),
+    /// with `Authorization: Bearer` when a token is given.
+    pub fn http_request(self, host: &str, bearer: Option<&str>) -> Vec<u8> {
         let body = self.body(1);
         let mut head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
@@ -147,6 +150,9 @@ impl Path {
         );
         if let Some(tool) = self.tool() {
             head.push_str(&format!("Mcp-Name: {tool}\r\n"));
+        }
+        if let Some(token) = bearer {
+            head.push_str(&format!("Authorization: Bearer {token}\r\n"));
         }
         head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
         let mut out = head.into_bytes();

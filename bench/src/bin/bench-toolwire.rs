@@ -8,8 +8,16 @@
 //! `--plain-loop` serves `toolwire::HttpService` on the same bare hyper loop
 //! as the floor and rmcp servers instead (no head-read timer, no connection
 //! tracking), to separate the service's cost from the accept loop's.
+//!
+//! `--auth` (HTTP only) turns on the OAuth resource server
+//! (`HttpConfig::with_auth`): every request needs a bearer JWT, checked
+//! against a key set this process makes and serves on another loopback
+//! port (`toolwire_bench::auth`). The token is printed after the address,
+//! as `bearer <token>`; the load generator sends it on every request, so
+//! after the first one each request takes the verified-token cache's path.
 
 use toolwire::{HttpConfig, HttpService, Server, ServerConfig, Tool};
+use toolwire_bench::auth::Issuer;
 use toolwire_bench::{AddInput, AddOutput, EchoInput, Mode, NoopInput, describe};
 
 fn server() -> Server {
@@ -40,18 +48,27 @@ fn server() -> Server {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let (mode, rest) = toolwire_bench::parse_mode();
+    let auth = rest.iter().any(|a| a == "--auth");
     match mode {
+        Mode::Stdio if auth => Err(std::io::Error::other("--auth is for --http")),
         Mode::Stdio => toolwire::serve_stdio(server()).await,
         Mode::Http(addr) => {
             let listener = toolwire_bench::bind(&addr).await?;
+            let mut config = HttpConfig::new();
+            if auth {
+                let issuer = Issuer::start().await?;
+                let resource = format!("http://{}/mcp", listener.local_addr()?);
+                config = config.with_auth(issuer.auth_config(&resource));
+                println!("bearer {}", issuer.token(&resource));
+            }
             if rest.iter().any(|a| a == "--plain-loop") {
-                let svc = HttpService::new(server(), HttpConfig::new());
+                let svc = HttpService::new(server(), config);
                 toolwire_bench::serve_http1(listener, svc).await
             } else {
                 let stop = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };
-                toolwire::serve_http_on(server(), listener, HttpConfig::new(), stop).await
+                toolwire::serve_http_on(server(), listener, config, stop).await
             }
         }
     }

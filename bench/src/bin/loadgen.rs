@@ -2,11 +2,12 @@
 //!
 //! ```text
 //! loadgen suite [--rounds N] [--duration S] [--warmup S] [--conns 1,16,64]
-//!               [--inflight 64] [--servers floor,rmcp,toolwire] [--paths echo,add,list]
+//!               [--inflight 64] [--servers floor,rmcp,toolwire,toolwire-auth] [--paths echo,add,list]
 //!               [--max-requests N] [--no-http] [--no-stdio] [--bin-dir DIR] [--out DIR]
 //!               [--server-cpu 0]
 //! loadgen soak  [--requests 1000000] [--warmup-requests 100000] [--conns 64] [--chunk 100000]
 //! loadgen http  --addr 127.0.0.1:PORT --path echo [--conns 16] [--duration 3] [--pid PID]
+//!               [--bearer TOKEN]
 //! loadgen stdio --path echo [--inflight 64] [--duration 3] -- CMD [ARGS..]
 //! ```
 //!
@@ -22,6 +23,10 @@
 //! the requests completed in it), and the server's peak RSS (VmHWM, reset
 //! through /proc/PID/clear_refs before each cell). It also records how busy
 //! the two cores were with *other* processes during the cell (noise).
+//!
+//! `toolwire-auth` is `bench-toolwire --auth`: HTTP only (it is left out of
+//! the stdio cells), every request carrying the bearer token the server
+//! printed after its address. The report compares it with `toolwire`.
 //!
 //! Only loopback addresses are ever contacted.
 
@@ -451,9 +456,12 @@ async fn conn_loop(
     out
 }
 
-/// Runs one HTTP cell: `conns` connections, requests cycling through `paths`.
+/// Runs one HTTP cell: `conns` connections, requests cycling through
+/// `paths`, each with the bearer token if there is one.
+#[allow(clippy::too_many_arguments)]
 async fn http_cell(
     addr: SocketAddr,
+    bearer: Option<&str>,
     pid: u32,
     paths: &[Path],
     conns: usize,
@@ -465,7 +473,7 @@ async fn http_cell(
     let reqs: Arc<Vec<(Vec<u8>, &'static [u8])>> = Arc::new(
         paths
             .iter()
-            .map(|p| (p.http_request(&host), p.expect()))
+            .map(|p| (p.http_request(&host, bearer), p.expect()))
             .collect(),
     );
     let shared = Arc::new(Shared {
@@ -757,8 +765,11 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         "toolwire" => ("bench-toolwire", &[]),
         "toolwire-plain" => ("bench-toolwire", &["--plain-loop"]),
         "gateway" => ("bench-gateway", &[]),
+        "toolwire-auth" => ("bench-toolwire", &["--auth"]),
         other => {
-            eprintln!("unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain, gateway)");
+            eprintln!(
+                "unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain, toolwire-auth, gateway)"
+            );
             std::process::exit(2)
         }
     };
@@ -767,6 +778,13 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         bin: bin_dir.join(bin),
         args: args.iter().map(|s| (*s).to_owned()).collect(),
         upstream: (name == "gateway").then(|| bin_dir.join("bench-toolwire")),
+    }
+}
+
+impl ServerKind {
+    /// A server that needs a bearer token (and serves HTTP only).
+    fn authenticated(&self) -> bool {
+        self.args.iter().any(|a| a == "--auth")
     }
 }
 
@@ -796,6 +814,8 @@ struct HttpServer {
     child: Child,
     addr: SocketAddr,
     upstream: Option<Box<HttpServer>>,
+    /// The token it printed after its address, for an authenticated kind.
+    bearer: Option<String>,
 }
 
 impl HttpServer {
@@ -840,6 +860,16 @@ impl HttpServer {
             .strip_prefix("listening ")
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| io::Error::other(format!("{}: no address, got {line:?}", kind.name)))?;
+        let bearer = if kind.authenticated() {
+            line.clear();
+            out.read_line(&mut line)?;
+            let token = line.trim().strip_prefix("bearer ").ok_or_else(|| {
+                io::Error::other(format!("{}: no bearer token, got {line:?}", kind.name))
+            })?;
+            Some(token.to_owned())
+        } else {
+            None
+        };
         // Keep draining stdout so that the server can never block on it.
         std::thread::spawn(move || {
             let mut sink = Vec::new();
@@ -850,6 +880,7 @@ impl HttpServer {
             child,
             addr,
             upstream,
+            bearer,
         })
     }
 
@@ -1039,6 +1070,7 @@ fn suite(opts: &Opts) -> io::Result<()> {
                         UPSTREAM_PID.store(s.upstream_pid(), Ordering::Relaxed);
                         let m = rt.block_on(http_cell(
                             s.addr,
+                            s.bearer.as_deref(),
                             spec.pid,
                             &[path],
                             c,
@@ -1059,7 +1091,10 @@ fn suite(opts: &Opts) -> io::Result<()> {
         }
         if !opts.flag("no-stdio") {
             let mut drivers: Vec<(String, StdioDriver)> = Vec::new();
-            for k in kinds.iter().filter(|k| k.upstream.is_none()) {
+            for k in kinds
+                .iter()
+                .filter(|k| k.upstream.is_none() && !k.authenticated())
+            {
                 let mut args = vec!["--stdio".to_owned()];
                 args.extend(k.args.iter().cloned());
                 drivers.push((
@@ -1288,6 +1323,22 @@ fn report(
         );
     }
 
+    // The resource server's cost: the same binary with and without it.
+    if kinds.iter().any(|k| k.name == "toolwire-auth") {
+        let _ = writeln!(
+            s,
+            "\n### Authentication ({what})\n\n| transport | conc | path | toolwire-auth / toolwire CPU | req/s ratio |\n|---|---:|---|---:|---:|"
+        );
+        for (t, c, p) in cells.iter().filter(|c| c.0 == "http") {
+            let _ = writeln!(
+                s,
+                "| {t} | {c} | {p} | {} | {} |",
+                ratio(get(t, *c, p, "toolwire-auth"), get(t, *c, p, "toolwire")),
+                ratio(rps(t, *c, p, "toolwire-auth"), rps(t, *c, p, "toolwire")),
+            );
+        }
+    }
+
     // Targets.
     let _ = writeln!(
         s,
@@ -1320,6 +1371,17 @@ fn report(
                 format!("http c={c} {p}"),
                 tw,
                 get("http", c, p, "rmcp").map(|r| r / 3.0),
+                " µs",
+            );
+        }
+    }
+    if kinds.iter().any(|k| k.name == "toolwire-auth") {
+        for p in ["echo", "add", "list"] {
+            check(
+                "cached bearer token: CPU ≤ 1.1× toolwire",
+                format!("http c=16 {p}"),
+                get("http", 16, p, "toolwire-auth"),
+                get("http", 16, p, "toolwire").map(|t| 1.1 * t),
                 " µs",
             );
         }
@@ -1384,6 +1446,7 @@ fn soak(opts: &Opts) -> io::Result<()> {
     let run = |n: u64| -> io::Result<Measured> {
         rt.block_on(http_cell(
             server.addr,
+            server.bearer.as_deref(),
             pid,
             &Path::ALL,
             conns,
@@ -1485,6 +1548,7 @@ fn http_one(opts: &Opts) -> io::Result<()> {
     };
     let m = runtime()?.block_on(http_cell(
         addr,
+        opts.map.get("bearer").map(String::as_str),
         pid,
         &paths_of(opts),
         spec.concurrency,

@@ -2,7 +2,7 @@
 //! `auth`): Protected Resource Metadata (RFC 9728), bearer tokens checked
 //! by a [`TokenVerifier`] ([`JwtVerifier`] for RFC 9068 JWTs,
 //! [`IntrospectionVerifier`] for opaque tokens), the verified grants cached
-//! by token digest, and the scopes operations need.
+//! by token (`auth/cache.rs`), and the scopes operations need.
 //!
 //! [`AuthConfig`] holds the settings; `HttpConfig::with_auth` turns it on.
 //! The transport asks the [`Authenticator`] built from it once per request,
@@ -10,6 +10,7 @@
 //!
 //! Spec: basic/authorization/index.mdx; basic/authorization/security-considerations.mdx
 
+mod cache;
 mod fetch;
 mod introspect;
 mod jwt;
@@ -209,13 +210,20 @@ impl AuthConfig {
         self
     }
 
-    /// Scopes every request needs.
+    /// Scopes every request needs (named in the `401` challenge).
+    ///
+    /// `offline_access` is left out: refresh tokens are not a resource's
+    /// requirement (spec: basic/authorization/index.mdx#refresh-tokens).
     pub fn with_required_scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.policy.required = scopes.into_iter().map(Into::into).collect();
+        self.policy.required = scopes
+            .into_iter()
+            .map(Into::into)
+            .filter(|s| s != "offline_access")
+            .collect();
         self
     }
 
@@ -298,7 +306,7 @@ impl AuthConfig {
 }
 
 /// Why a request is refused before it runs.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Denied {
     /// No bearer token: `401` without an error code.
     Missing,
@@ -313,11 +321,6 @@ pub(crate) enum Denied {
     Unavailable,
 }
 
-struct Cached {
-    grant: Arc<Grant>,
-    until: Instant,
-}
-
 /// The resource server of one endpoint, built from an [`AuthConfig`]: the
 /// metadata document, the challenge's parameters, and the verified-token
 /// cache.
@@ -329,7 +332,31 @@ pub(crate) struct Authenticator {
     metadata_paths: Vec<String>,
     /// `resource_metadata="…"`, and `scope="…"` when there are scopes.
     challenge: String,
-    cache: Mutex<HashMap<[u8; 32], Cached>>,
+    cache: cache::TokenCache,
+    /// Verifications under way, by token digest: identical tokens that
+    /// arrive together share one (one key fetch or introspection). An
+    /// entry lives while a request waits on it, so the table is bounded
+    /// by the requests in progress.
+    flights: Mutex<HashMap<[u8; 32], Arc<Flight>>>,
+}
+
+type Flight = tokio::sync::OnceCell<Result<Arc<Grant>, Denied>>;
+
+/// A request's share of a verification; the last one out removes it.
+struct Joined<'a> {
+    flights: &'a Mutex<HashMap<[u8; 32], Arc<Flight>>>,
+    digest: [u8; 32],
+    flight: Arc<Flight>,
+}
+
+impl Drop for Joined<'_> {
+    fn drop(&mut self) {
+        let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+        // The table's reference and this one: no one else waits.
+        if Arc::strong_count(&self.flight) == 2 {
+            flights.remove(&self.digest);
+        }
+    }
 }
 
 /// What the head says about authentication, before any await.
@@ -360,6 +387,7 @@ impl Authenticator {
     /// Builds the metadata document and the challenge once. `local_path`
     /// is the endpoint's own path, whose suffix form is served too.
     pub(crate) fn new(config: AuthConfig, local_path: Option<&str>) -> Self {
+        let capacity = config.cache_capacity;
         let mut doc = serde_json::Map::new();
         doc.insert("resource".into(), config.resource.clone().into());
         doc.insert(
@@ -397,7 +425,8 @@ impl Authenticator {
             metadata,
             metadata_paths,
             challenge,
-            cache: Mutex::new(HashMap::new()),
+            cache: cache::TokenCache::new(capacity),
+            flights: Mutex::new(HashMap::new()),
         }
     }
 
@@ -440,39 +469,55 @@ impl Authenticator {
                 Denied::Missing
             }));
         };
-        let Some(token) = value
-            .to_str()
-            .ok()
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, token)| token.trim_matches(' '))
-        else {
+        // Bytes, not `to_str`: a cached token is looked up before anything
+        // walks its bytes, and only a miss checks its characters.
+        let value = value.as_bytes();
+        let Some(space) = value.iter().position(|b| *b == b' ') else {
             return Check::Done(Err(Denied::Missing));
         };
-        if !is_token68(token) {
-            return Check::Done(Err(Denied::Invalid("the bearer token is malformed".into())));
+        let (scheme, token) = (&value[..space], value[space + 1..].trim_ascii());
+        if !scheme.eq_ignore_ascii_case(b"bearer") {
+            return Check::Done(Err(Denied::Missing));
         }
-        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
-        let now = Instant::now();
-        let hit = {
-            let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            cache
-                .get(&digest)
-                .filter(|c| c.until > now)
-                .map(|c| Arc::clone(&c.grant))
-        };
-        match hit {
-            Some(grant) => Check::Done(self.admit(grant)),
-            None => Check::Verify(token.to_owned(), digest),
+        if let Some(grant) = self.cache.get(token, Instant::now()) {
+            return Check::Done(self.admit(grant));
+        }
+        match std::str::from_utf8(token) {
+            Ok(token) if is_token68(token) => {
+                let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+                Check::Verify(token.to_owned(), digest)
+            }
+            _ => Check::Done(Err(Denied::Invalid("the bearer token is malformed".into()))),
         }
     }
 
-    /// Verifies a token the cache did not know, and caches the grant.
+    /// Verifies a token the cache did not know, and caches the grant;
+    /// requests with the same token at the same time share one check.
     pub(crate) async fn verify(
         &self,
         token: String,
         digest: [u8; 32],
     ) -> Result<Arc<Grant>, Denied> {
+        let joined = {
+            let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
+            Joined {
+                flights: &self.flights,
+                digest,
+                flight: Arc::clone(flights.entry(digest).or_default()),
+            }
+        };
+        // Should the request running the check go away, a waiting one
+        // runs it with its own (identical) token.
+        let result = joined
+            .flight
+            .get_or_init(|| self.verify_once(token))
+            .await
+            .clone();
+        drop(joined);
+        result
+    }
+
+    async fn verify_once(&self, token: String) -> Result<Arc<Grant>, Denied> {
         let jwt_shaped = token.bytes().filter(|b| *b == b'.').count() == 2;
         let verifier = match &self.config.opaque {
             Some(opaque) if !jwt_shaped => opaque,
@@ -489,7 +534,6 @@ impl Authenticator {
                 return Err(Denied::Unavailable);
             }
         };
-        drop(token);
         let left = match verified.expires_at {
             Some(at) => match at.duration_since(SystemTime::now()) {
                 Ok(left) => left,
@@ -504,24 +548,12 @@ impl Authenticator {
             policy: Arc::clone(&self.policy),
         });
         tracing::debug!(principal = %grant.principal, "bearer token verified");
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if cache.len() >= self.config.cache_capacity {
-            let now = Instant::now();
-            cache.retain(|_, c| c.until > now);
-            if cache.len() >= self.config.cache_capacity
-                && let Some(victim) = cache.keys().next().copied()
-            {
-                cache.remove(&victim);
-            }
-        }
-        cache.insert(
-            digest,
-            Cached {
-                grant: Arc::clone(&grant),
-                until: Instant::now() + left.min(Duration::from_secs(24 * 60 * 60)),
-            },
+        self.cache.insert(
+            &token,
+            Arc::clone(&grant),
+            Instant::now() + left.min(Duration::from_secs(24 * 60 * 60)),
         );
-        drop(cache);
+        drop(token);
         self.admit(grant)
     }
 
@@ -609,6 +641,18 @@ mod tests {
         assert_eq!(
             a.challenge(),
             "resource_metadata=\"https://mcp.example.com/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""
+        );
+    }
+
+    #[test]
+    fn the_challenge_never_asks_for_offline_access() {
+        let c = AuthConfig::new("https://m.example/mcp", Never)
+            .expect("config")
+            .with_required_scopes(["mcp:tools", "offline_access"]);
+        let a = Authenticator::new(c, None);
+        assert_eq!(
+            a.challenge(),
+            "resource_metadata=\"https://m.example/.well-known/oauth-protected-resource/mcp\", scope=\"mcp:tools\""
         );
     }
 

@@ -330,6 +330,54 @@ async fn opaque_tokens_are_checked_by_introspection() {
 }
 
 #[tokio::test]
+async fn a_flood_of_one_bad_opaque_token_is_introspected_once() {
+    let envs = [
+        ("TOOLWIRE_AUTH_CLIENT_ID", "toolwire"),
+        ("TOOLWIRE_AUTH_CLIENT_SECRET", "toolwire-secret"),
+    ];
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let auth = AuthServer::start(&resource).await;
+    let introspection = format!("{}/token/introspection", auth.issuer);
+    let tw = Toolwire::start(
+        port,
+        &auth.issuer,
+        &["--auth-introspection", &introspection],
+        &envs,
+    )
+    .await;
+    let tw = std::sync::Arc::new(tw);
+    assert_eq!(auth.introspections().await, 0);
+    let bad = "revoked-or-made-up-opaque-token";
+    // Ten at once, then ten one after another.
+    let mut flood = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let tw = std::sync::Arc::clone(&tw);
+        flood.spawn(async move { tw.call(Some(bad), i, "tools/call", echo("x")).await });
+    }
+    while let Some(r) = flood.join_next().await {
+        let r = r.expect("request task");
+        assert_eq!(r.status, 401, "{}", r.text());
+        assert_eq!(r.challenge(), tw.invalid("the token is not active"));
+    }
+    for i in 10..20 {
+        let r = tw.call(Some(bad), i, "tools/call", echo("x")).await;
+        assert_eq!(r.status, 401, "{}", r.text());
+    }
+    assert_eq!(
+        auth.introspections().await,
+        1,
+        "the authorization server saw one introspection for 20 identical bad tokens"
+    );
+    // Another bad token is asked about on its own.
+    let r = tw
+        .call(Some("another-bad-token"), 21, "tools/call", echo("x"))
+        .await;
+    assert_eq!(r.status, 401, "{}", r.text());
+    assert_eq!(auth.introspections().await, 2);
+}
+
+#[tokio::test]
 async fn request_state_and_legacy_sessions_belong_to_their_principal() {
     let (auth, tw) = pair(&[], &[]).await;
     let a = auth.token("client-a", "mcp:tools", &tw.resource).await;

@@ -36,6 +36,7 @@
 //                        (HS256 keyed with the current public key's PEM,
 //                        the algorithm-confusion attack)
 //   POST /test/account   {"account": "bob"}: who logs in from now on
+//   GET /test/introspections  how many introspection requests it has had
 import http from 'node:http';
 import * as jose from 'jose';
 import Provider from 'oidc-provider';
@@ -74,6 +75,7 @@ const client = (id) => ({
 });
 
 let provider;
+let introspections = 0;
 
 function build(issuer) {
   const p = new Provider(issuer, {
@@ -186,6 +188,12 @@ const server = http.createServer(async (req, res) => {
       res.end();
       return;
     }
+    if (req.method === 'GET' && req.url === '/test/introspections') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ count: introspections }));
+      return;
+    }
+    if (req.url.startsWith('/token/introspection')) introspections += 1;
     if (req.method === 'POST' && req.url === '/test/sign') {
       const token = await sign(await readJson(req));
       res.writeHead(200, { 'content-type': 'text/plain' });

@@ -2,7 +2,9 @@
 //! authorization server's introspection endpoint (RFC 7662), which this
 //! server calls with its own client credentials (HTTP Basic, RFC 6749
 //! §2.3.1). The answers are cached by the resource server until the
-//! token's `exp`.
+//! token's `exp`; refusals are remembered here, briefly and by token
+//! digest, and the introspections in flight are bounded, so a flood of bad
+//! tokens cannot turn into a flood of requests to the authorization server.
 
 use super::fetch::{Fetcher, form_encode, parse_endpoint};
 use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
@@ -10,8 +12,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, Uri};
 use serde::Deserialize;
-use std::sync::OnceLock;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, UNIX_EPOCH};
+use tokio::time::Instant;
 
 /// Verifies opaque tokens by RFC 7662 introspection.
 ///
@@ -19,6 +25,15 @@ use std::time::{Duration, UNIX_EPOCH};
 /// contains the audience (the canonical resource URI), and its `iss`, when
 /// the answer has one, is the configured issuer. The subject is `sub`, or
 /// `client_id` for a token issued to a client on its own behalf.
+///
+/// A token refused (inactive, for another resource or issuer, expired) is
+/// refused again without asking for [`with_refusal_cache`]'s time (30 s;
+/// at most 10 000 tokens, by digest). At most [`with_max_in_flight`] (16)
+/// introspections run at once; a token that would need one more is
+/// answered `503` with `Retry-After`, without a request.
+///
+/// [`with_refusal_cache`]: Self::with_refusal_cache
+/// [`with_max_in_flight`]: Self::with_max_in_flight
 ///
 /// # Example
 ///
@@ -41,6 +56,55 @@ pub struct IntrospectionVerifier {
     issuer: Option<String>,
     authorization: HeaderValue,
     fetcher: OnceLock<Result<Fetcher, String>>,
+    refused: Refusals,
+    in_flight: AtomicUsize,
+    max_in_flight: usize,
+}
+
+/// Recently refused tokens, by digest: until when, and why.
+struct Refusals {
+    ttl: Duration,
+    capacity: usize,
+    map: Mutex<HashMap<[u8; 32], Refusal>>,
+}
+
+type Refusal = (Instant, Arc<str>);
+
+impl Refusals {
+    fn get(&self, digest: &[u8; 32]) -> Option<Arc<str>> {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(digest)
+            .filter(|(until, _)| *until > Instant::now())
+            .map(|(_, why)| Arc::clone(why))
+    }
+
+    fn insert(&self, digest: [u8; 32], why: &str) {
+        if self.ttl.is_zero() {
+            return;
+        }
+        let now = Instant::now();
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= self.capacity {
+            map.retain(|_, (until, _)| *until > now);
+            // Still full of live entries: the oldest goes.
+            if map.len() >= self.capacity
+                && let Some(oldest) = map.iter().min_by_key(|(_, (until, _))| *until)
+            {
+                let oldest = *oldest.0;
+                map.remove(&oldest);
+            }
+        }
+        map.insert(digest, (now + self.ttl, why.into()));
+    }
+}
+
+/// One introspection's place under the in-flight bound.
+struct Slot<'a>(&'a AtomicUsize);
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl std::fmt::Debug for IntrospectionVerifier {
@@ -81,13 +145,64 @@ impl IntrospectionVerifier {
             issuer: None,
             authorization,
             fetcher: OnceLock::new(),
+            refused: Refusals {
+                ttl: Duration::from_secs(30),
+                capacity: 10_000,
+                map: Mutex::new(HashMap::new()),
+            },
+            in_flight: AtomicUsize::new(0),
+            max_in_flight: 16,
         })
+    }
+
+    /// How long a refused token is refused again without asking (default
+    /// 30 s; zero asks every time), and how many refused tokens are kept
+    /// (default 10 000, at least 1; a full table drops expired entries,
+    /// then the oldest). Refusals are kept by SHA-256 digest, never as
+    /// tokens.
+    pub fn with_refusal_cache(mut self, ttl: Duration, capacity: usize) -> Self {
+        self.refused.ttl = ttl.min(Duration::from_secs(24 * 60 * 60));
+        self.refused.capacity = capacity.max(1);
+        self
+    }
+
+    /// How many introspection requests may be in flight at once (default
+    /// 16, at least 1). A token that would need another is answered `503`
+    /// with `Retry-After` (a [`TokenError::Unavailable`]) without one.
+    pub fn with_max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self
     }
 
     /// Also requires the answer's `iss`, when present, to be `issuer`.
     pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.issuer = Some(issuer.into());
         self
+    }
+
+    /// The answer for `token`: a recent refusal, else an introspection
+    /// if there is room for one; a refusal is remembered.
+    async fn check(&self, token: &str) -> Result<VerifiedToken, TokenError> {
+        let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
+        if let Some(why) = self.refused.get(&digest) {
+            return Err(TokenError::Invalid(why.to_string()));
+        }
+        if self.in_flight.fetch_add(1, Ordering::AcqRel) >= self.max_in_flight {
+            self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            crate::log_limit::warn_limited!(
+                "too many token introspections in flight; answering 503"
+            );
+            return Err(TokenError::Unavailable(
+                "too many token introspections in flight".into(),
+            ));
+        }
+        let slot = Slot(&self.in_flight);
+        let answer = self.introspect(token).await;
+        drop(slot);
+        if let Err(TokenError::Invalid(why)) = &answer {
+            self.refused.insert(digest, why);
+        }
+        answer
     }
 
     async fn introspect(&self, token: &str) -> Result<VerifiedToken, TokenError> {
@@ -153,7 +268,7 @@ impl IntrospectionVerifier {
 
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.introspect(token))
+        Box::pin(self.check(token))
     }
 }
 

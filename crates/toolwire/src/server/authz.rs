@@ -1,6 +1,8 @@
 //! Scopes at the pipeline's boundary (feature `auth`): the scopes a
 //! request's operation needs that its grant lacks (the transport answers
-//! `403` with them), and the entries a grant may see in lists.
+//! `403` with them; a `subscriptions/listen` needs what reading each of
+//! its `resourceSubscriptions` needs), and the entries a grant may see in
+//! lists.
 //!
 //! Spec: server/tools.mdx#capabilities — the set MAY depend on the
 //! request's authorization; server/utilities/caching.mdx — such a list is
@@ -89,6 +91,25 @@ impl Server {
             Method::ReadResource | Method::SubscribeResource | Method::UnsubscribeResource => {
                 self.resource_lacking(grant, p.params.uri.as_deref()?)
             }
+            // A stream of a resource's updates needs what reading it needs:
+            // refused like a read, with every scope its URIs need at once.
+            Method::SubscriptionsListen => {
+                let uris = p
+                    .params
+                    .notifications
+                    .as_ref()?
+                    .resource_subscriptions
+                    .as_ref()?;
+                let mut needed: Vec<String> = Vec::new();
+                for uri in uris {
+                    if let Some(more) = self.resource_lacking(grant, uri) {
+                        needed.extend(more);
+                    }
+                }
+                needed.sort_unstable();
+                needed.dedup();
+                (!needed.is_empty()).then_some(needed)
+            }
             Method::Complete => {
                 let reference = p.params.reference.as_deref()?;
                 match serde_json::from_value::<CompletionReference>(reference.clone()).ok()? {
@@ -109,9 +130,11 @@ impl Server {
         }
     }
 
-    /// The fixed resource at `uri`, else the first template that matches
-    /// it (the one `resources/read` would use).
-    fn resource_lacking(&self, grant: &Grant, uri: &str) -> Option<Vec<String>> {
+    /// The scopes `grant` lacks to read `uri`: those of the fixed resource
+    /// at `uri`, else of the first template that matches it (the one
+    /// `resources/read` would use); `None` when it may, or nothing serves
+    /// `uri`.
+    pub(crate) fn resource_lacking(&self, grant: &Grant, uri: &str) -> Option<Vec<String>> {
         if let Some(r) = self.inner.resources.snapshot().get(uri) {
             return lacking(grant, r);
         }

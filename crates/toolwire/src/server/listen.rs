@@ -60,12 +60,19 @@ use toolwire_proto::{ErrorObject, RequestId, encode_notification};
 /// transport drives it.
 pub(crate) struct Subscription {
     id: RequestId,
-    filter: SubscriptionFilter,
+    /// Boxed: the stream travels inside `Outcome`s, kept small.
+    filter: Box<SubscriptionFilter>,
     ack: Option<Bytes>,
     events: BusStream,
     server: Server,
     done: bool,
     _slot: ListenerSlot,
+    /// The caller's grant, when the resource server is on: an update of a
+    /// resource it may not read is not sent, should one come to need
+    /// scopes after the stream opened (`listen` refused the ones that
+    /// needed them then).
+    #[cfg(feature = "auth")]
+    grant: Option<Arc<crate::auth::scope::Grant>>,
 }
 
 impl std::fmt::Debug for Subscription {
@@ -143,12 +150,14 @@ impl Server {
         );
         Ok(Subscription {
             id: p.id.clone(),
-            filter,
+            filter: Box::new(filter),
             ack: Some(Bytes::from(ack)),
             events,
             server: self.clone(),
             done: false,
             _slot: slot,
+            #[cfg(feature = "auth")]
+            grant: p.grant.clone(),
         })
     }
 
@@ -268,6 +277,12 @@ impl Subscription {
                     .resource_subscriptions
                     .as_ref()
                     .is_some_and(|uris| uris.contains(uri))
+                {
+                    return None;
+                }
+                #[cfg(feature = "auth")]
+                if let Some(grant) = &self.grant
+                    && self.server.resource_lacking(grant, uri).is_some()
                 {
                     return None;
                 }

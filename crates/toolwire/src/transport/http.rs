@@ -16,6 +16,8 @@ mod auth;
 mod body;
 mod config;
 mod early;
+#[cfg(feature = "tls")]
+mod h2;
 mod handle;
 mod legacy;
 mod listen;

@@ -8,6 +8,8 @@ mod bounds;
 mod client;
 mod config;
 mod headers;
+#[cfg(feature = "auth")]
+mod introspect;
 mod legacy;
 mod listen;
 mod ratelimit;

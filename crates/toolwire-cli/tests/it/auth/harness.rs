@@ -141,6 +141,13 @@ impl AuthServer {
         assert_eq!(r.status, 204, "account: {}", r.text());
     }
 
+    /// How many introspection requests the provider has had.
+    pub(super) async fn introspections(&self) -> u64 {
+        let r = request(&self.issuer, "GET", "/test/introspections", &[], b"").await;
+        assert_eq!(r.status, 200, "introspections: {}", r.text());
+        r.json()["count"].as_u64().expect("count")
+    }
+
     pub(crate) async fn rotate(&self) {
         let r = request(&self.issuer, "POST", "/test/rotate", &[], b"").await;
         assert_eq!(r.status, 200, "rotate: {}", r.text());

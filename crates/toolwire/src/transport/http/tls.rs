@@ -1,14 +1,16 @@
 //! HTTPS for [`serve_http`](crate::serve_http) (feature `tls`): rustls with
 //! a certificate chain and key read from PEM files and reloadable while
 //! serving ([`TlsConfig::reload`]), HTTP/2 offered through ALPN beside
-//! HTTP/1.1, and the handshake run in the connection's own task under a
-//! time limit, after the connection took its places under the caps.
+//! HTTP/1.1 (its settings and idle timeout in `h2.rs`), and the handshake
+//! run in the connection's own task under a time limit, after the
+//! connection took its places under the caps.
 
 use super::HttpService;
 use super::config::HttpConfig;
+use super::h2::{Activity, Tracked};
 use crate::server::timeout_within_bounds;
-use hyper::server::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
@@ -243,12 +245,25 @@ pub(super) async fn serve<S>(
     let h2 = stream.get_ref().1.alpn_protocol() == Some(H2);
     let io = TokioIo::new(stream);
     let result = if h2 {
-        let mut builder = http2::Builder::new(TokioExecutor::new());
-        builder.timer(TokioTimer::new());
-        let conn = builder.serve_connection(io, service);
+        let idle = service.config().read_timeout;
+        let activity = Activity::new();
+        let builder = super::h2::builder(service.config());
+        let tracked = Tracked {
+            service,
+            activity: Arc::clone(&activity),
+        };
+        let conn = builder.serve_connection(io, tracked);
         let mut conn = pin!(conn);
         tokio::select! {
             result = conn.as_mut() => result,
+            // Spec: basic/transports/streamable-http.mdx — the server may
+            // close a connection; an idle HTTP/2 one goes after the same
+            // time an idle HTTP/1.1 one does.
+            () = activity.idle_for(idle) => {
+                tracing::debug!("closing an idle HTTP/2 connection");
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
             () = stop.cancelled() => {
                 conn.as_mut().graceful_shutdown();
                 conn.await

@@ -286,3 +286,36 @@ async fn the_principal_reaches_the_handler_and_verified_tokens_are_cached() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_listen_for_updates_of_a_resource_the_caller_may_not_read_is_refused() {
+    let (addr, _) = start(true).await;
+    let listen = |id: u64, uris: &[&str]| {
+        body(
+            id,
+            "subscriptions/listen",
+            json!({"notifications": {"toolsListChanged": true, "resourceSubscriptions": uris}}),
+        )
+    };
+    // Like a read of the resource: 403 with every scope needed, at once.
+    for (id, uris) in (1..).zip([&["test://closed"][..], &["test://open", "test://vault/7"]]) {
+        let r = send(addr, Some("a"), &listen(id, uris)).await;
+        assert_eq!(r.status, 403, "{uris:?}: {}", r.text());
+        let challenge = r.header("www-authenticate").expect("challenge");
+        assert!(
+            challenge.starts_with("Bearer error=\"insufficient_scope\", scope=\"admin read\", "),
+            "{challenge}"
+        );
+        assert_eq!(r.json()["id"], id);
+    }
+    // What the caller may read, or a caller that may read it: the stream opens.
+    for (token, uris) in [("a", &["test://open"][..]), ("b", &["test://closed"])] {
+        let req = Req::post(&listen(9, uris)).set("Authorization", &format!("Bearer {token}"));
+        let mut open = super::client::Open::send(addr, &req).await;
+        open.read_until(
+            b"notifications/subscriptions/acknowledged",
+            std::time::Duration::from_secs(5),
+        )
+        .await;
+    }
+}

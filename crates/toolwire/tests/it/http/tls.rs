@@ -444,3 +444,120 @@ async fn toolwire_client_calls_over_https_with_a_private_ca() {
     );
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+impl Conn {
+    /// Whether the server has closed the connection.
+    fn is_closed(&self) -> bool {
+        match &self.sender {
+            Sender::H1(s) => s.is_closed(),
+            Sender::H2(s) => s.is_closed(),
+        }
+    }
+
+    /// Waits up to `limit` for the server to close the connection; how
+    /// long it took, if it did.
+    async fn closed_within(&self, limit: Duration) -> Option<Duration> {
+        let started = std::time::Instant::now();
+        while started.elapsed() < limit {
+            if self.is_closed() {
+                return Some(started.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        None
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_idle_http2_connection_is_closed_after_the_read_timeout_as_http1_is() {
+    let dir = temp_dir("idle");
+    let pki = pki(&dir, "toolwire test CA");
+    let idle = Duration::from_millis(700);
+    let (s, _tls) = start(&pki, HttpConfig::new().with_read_timeout(idle)).await;
+    let echo = call_body(json!(1), "echo", json!({"text": "x"}));
+    for alpn in [&b"h2"[..], b"http/1.1"] {
+        let mut conn = connect(s.addr, &pki.ca, &[alpn]).await.expect("connect");
+        assert_eq!(conn.is_h2(), alpn == b"h2");
+        // A call that takes longer than the idle timeout: its stream keeps
+        // the connection open.
+        let slow = call_body(json!(2), "sleep", json!({"ms": 1200}));
+        assert_eq!(conn.post(&slow, &[]).await.0, 200, "{alpn:?}");
+        assert!(!conn.is_closed(), "{alpn:?}: closed while a call ran");
+        assert_eq!(conn.post(&echo, &[]).await.0, 200, "{alpn:?}");
+        // Then nothing: closed after about the idle timeout, not before.
+        let took = conn
+            .closed_within(Duration::from_secs(5))
+            .await
+            .unwrap_or_else(|| panic!("{alpn:?}: the idle connection stayed open"));
+        assert!(
+            took >= idle - Duration::from_millis(200),
+            "{alpn:?}: closed after {took:?}, before the idle timeout"
+        );
+    }
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_http2_stream_keeps_its_connection_and_a_reset_one_does_not() {
+    let dir = temp_dir("idle-stream");
+    let pki = pki(&dir, "toolwire test CA");
+    let idle = Duration::from_millis(500);
+    let config = HttpConfig::new()
+        .with_read_timeout(idle)
+        .with_sse_keep_alive(None);
+    let (s, _tls) = start(&pki, config).await;
+    let mut conn = connect(s.addr, &pki.ca, &[b"h2"]).await.expect("h2");
+    let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": {"notifications": {"toolsListChanged": true}, "_meta": meta()}});
+    let res = conn.open(conn.request(&listen, &[])).await;
+    assert_eq!(res.status(), 200);
+    let mut body = res.into_body();
+    read_until(&mut body, "notifications/subscriptions/acknowledged").await;
+    // Silent for three idle timeouts (no keep-alive comments), yet open.
+    tokio::time::sleep(idle * 3).await;
+    assert!(!conn.is_closed(), "closed under an open listen stream");
+    let echo = call_body(json!(1), "echo", json!({"text": "x"}));
+    assert_eq!(conn.post(&echo, &[]).await.0, 200);
+    // The client resets the stream: the connection is idle from then on.
+    drop(body);
+    assert!(
+        conn.closed_within(Duration::from_secs(5)).await.is_some(),
+        "the connection outlived its last stream by more than the idle timeout"
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn http2_streams_per_connection_are_bounded_by_the_client_share() {
+    let dir = temp_dir("streams");
+    let pki = pki(&dir, "toolwire test CA");
+    let (s, _tls) = start(&pki, HttpConfig::new().with_max_requests_per_client(2)).await;
+    let mut conn = connect(s.addr, &pki.ca, &[b"h2"]).await.expect("h2");
+    // One exchange first, so the client has the server's SETTINGS (a
+    // stream opened before them may be refused, REFUSED_STREAM).
+    let echo = call_body(json!(0), "echo", json!({"text": "x"}));
+    assert_eq!(conn.post(&echo, &[]).await.0, 200);
+    let Sender::H2(sender) = &conn.sender else {
+        unreachable!("h2 was offered alone")
+    };
+    // Three slow calls at once on one connection: the server allows two
+    // open streams, so the client holds the third back until one ends
+    // (instead of the server refusing it over the client's share).
+    let started = std::time::Instant::now();
+    let calls = (0..3).map(|i| {
+        let mut sender = sender.clone();
+        let req = conn.request(&call_body(json!(i), "sleep", json!({"ms": 400})), &[]);
+        async move {
+            sender.ready().await.expect("ready");
+            sender.send_request(req).await.expect("response").status()
+        }
+    });
+    let statuses = futures_util::future::join_all(calls).await;
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    assert!(
+        started.elapsed() >= Duration::from_millis(780),
+        "three 400 ms calls with two streams take two rounds: {:?}",
+        started.elapsed()
+    );
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

@@ -17,6 +17,7 @@ mod body;
 mod config;
 mod early;
 mod handle;
+mod head;
 mod legacy;
 mod listen;
 mod negotiate;

@@ -7,7 +7,8 @@
 //! #scope-challenge-handling; basic/authorization/authorization-server-discovery.mdx
 
 use super::body::HttpBody;
-use super::handle::{Early, Head, error, json};
+use super::handle::{Early, error, json};
+use super::head::Head;
 use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
 use crate::auth::scope::Grant;
 use crate::auth::{AuthConfig, Check, Denied, quoted};

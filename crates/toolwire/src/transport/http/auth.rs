@@ -53,7 +53,8 @@ impl HttpService {
             ));
         };
         if let Some(doc) = auth.metadata_for(parts.uri.path()) {
-            return HttpResponseFuture::ready(metadata(&parts.method, doc));
+            let res = metadata(&parts.method, doc);
+            return HttpResponseFuture::ready(self.linger(res, &parts.headers, body));
         }
         if let Err(refused) = self.check_target(&parts) {
             return self.after_head(parts, body, Err(refused));

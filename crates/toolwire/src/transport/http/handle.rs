@@ -170,7 +170,9 @@ impl HttpService {
 
     /// The request after its head checks: their refusal (which may echo
     /// the body's id, and drains the body), a declared length over the
-    /// limit, admission, then the POST.
+    /// limit, admission, then the POST. Every early answer drains the body
+    /// it leaves unread (`early.rs`), so that a client that writes its whole
+    /// body before it reads gets the answer, not a reset.
     pub(super) fn after_head<B>(
         self,
         parts: http::request::Parts,
@@ -184,7 +186,9 @@ impl HttpService {
     {
         let head = match head {
             Ok(head) => head,
-            Err(HeadError::Answered(early)) => return HttpResponseFuture::ready(*early),
+            Err(HeadError::Answered(early)) => {
+                return HttpResponseFuture::ready(self.linger(*early, &parts.headers, body));
+            }
             Err(HeadError::Refused(refused)) => {
                 return HttpResponseFuture::boxed(self.refuse(parts.headers, body, refused));
             }
@@ -197,7 +201,9 @@ impl HttpService {
         }
         let permit = match self.admit() {
             Ok(permit) => permit,
-            Err(early) => return HttpResponseFuture::ready(*early),
+            Err(early) => {
+                return HttpResponseFuture::ready(self.linger(*early, &parts.headers, body));
+            }
         };
         HttpResponseFuture::boxed(self.post(parts.headers, head, body, permit))
     }

@@ -21,7 +21,7 @@ use toolwire_proto::meta::PROTOCOL_VERSION;
 /// Why the head checks did not pass.
 pub(super) enum HeadError {
     /// Answered from the head alone (wrong path or method, a legacy
-    /// session's GET or DELETE).
+    /// session's GET or DELETE); the body is drained after the answer.
     Answered(Early),
     /// Refused; the answer may echo the body's id and drains the body.
     Refused(Box<Refused>),

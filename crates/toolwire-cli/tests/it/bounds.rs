@@ -301,10 +301,18 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
     drop(streams);
 }
 
+/// An unread stdout. Small requests with large answers, so that the old
+/// unbounded output queue outgrows the bound quickly: 32 defined tools with
+/// 4,096-character texts make each `tools/list` answer about 140 KB, and 700
+/// of them (a 150-byte request each) are ~100 MB of answers, which the
+/// server before the output bound queued in full (RSS past 64 MB within a
+/// few seconds). With the bound, it stops reading stdin once 4 MiB are
+/// queued, and answers the rest when stdout is read.
 #[tokio::test(flavor = "multi_thread")]
 async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later() {
-    const REQUESTS: u64 = 200;
-    const MIB: usize = 1024 * 1024;
+    const TOOLS: u64 = 32;
+    const REQUESTS: u64 = 700;
+    const TEXT: usize = 4096;
     let mut child = Command::new(BIN)
         .arg("serve")
         .stdin(Stdio::piped())
@@ -315,37 +323,53 @@ async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later
         .expect("spawn toolwire serve");
     let pid = child.id().expect("pid");
     let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for id in 0..TOOLS {
+        let define = call(
+            id,
+            "define_tool",
+            json!({"name": format!("big_{id}"), "text": "t".repeat(TEXT)}),
+        );
+        let mut line = serde_json::to_vec(&define).expect("json");
+        line.push(b'\n');
+        stdin.write_all(&line).await.expect("write define_tool");
+        let answer: Value =
+            serde_json::from_str(&lines.next_line().await.expect("read").expect("a line"))
+                .expect("json");
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+    }
     let writer = tokio::spawn(async move {
-        let text = "a".repeat(MIB);
         for id in 1..=REQUESTS {
-            let mut line =
-                serde_json::to_vec(&call(id, "echo", json!({"text": text}))).expect("json");
+            let list = json!({"jsonrpc":"2.0","id":id,"method":"tools/list",
+                "params":{"_meta":meta()}});
+            let mut line = serde_json::to_vec(&list).expect("json");
             line.push(b'\n');
             stdin.write_all(&line).await.expect("write a request");
         }
         stdin
     });
     // Nobody reads stdout: the server must stop reading stdin instead of
-    // queueing 200 MiB of answers. Watch until it stops working (blocked,
-    // or done with every request it read).
+    // queueing every answer. Watch until it stops working (blocked, or
+    // done with every request it read).
     let peak = peak_rss_during(pid, idle(pid)).await;
     eprintln!("RSS peak with stdout unread: {peak} kB");
     assert!(
         !writer.is_finished(),
         "the server read every request without backpressure"
     );
-    // Now read everything: every answer arrives, in full.
-    let mut lines = BufReader::new(stdout).lines();
+    // Now read everything: every answer arrives, whole.
     let mut answered = std::collections::HashSet::new();
-    let expected = format!(r#""text":"{}""#, "a".repeat(MIB));
     let read = tokio::time::timeout(Duration::from_secs(120), async {
         while answered.len() < REQUESTS as usize {
             let line = lines.next_line().await.expect("read").expect("a line");
-            // The echoed MiB and the id, without parsing a MiB of JSON in a
-            // debug build.
-            assert!(line.len() > MIB, "{}", &line[..line.len().min(200)]);
-            assert!(line.contains(&expected), "the echoed text, whole");
+            // Every defined tool is listed; the id is read without parsing
+            // 140 KB of JSON in a debug build.
+            assert!(
+                line.len() > TOOLS as usize * TEXT,
+                "{}",
+                &line[..line.len().min(200)]
+            );
+            assert!(line.contains(r#""name":"big_31""#), "the whole list");
             let id: u64 = line
                 .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
                 .and_then(|rest| rest.split(',').next())

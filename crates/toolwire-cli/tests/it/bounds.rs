@@ -233,9 +233,9 @@ async fn connect_narrow(ip: Ipv4Addr, addr: SocketAddr) -> TcpStream {
     socket.connect(addr).await.expect("connect")
 }
 
-/// The measurement on the real binary, made able to fail: 400
-/// legacy sessions (the 100, four times over, so that each change
-/// is fanned out to more streams) hold GET streams they never read, on
+/// The measurement on the real binary, made able to fail: 960
+/// legacy sessions (the 100, nearly ten times over, so that each
+/// change is fanned out to more streams) hold GET streams they never read, on
 /// narrow sockets (see [`connect_narrow`]), while four clients change the
 /// tool list for 30 s. The server before the bounded, coalescing stream
 /// queue kept every notification of every stream (`15aa0f0`: past 64 MB
@@ -243,14 +243,15 @@ async fn connect_narrow(ip: Ipv4Addr, addr: SocketAddr) -> TcpStream {
 /// stays too far behind is closed.
 #[tokio::test(flavor = "multi_thread")]
 async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
-    const SESSIONS: usize = 400;
-    const CLIENTS: usize = 8;
+    const SESSIONS: usize = 960;
+    const CLIENTS: usize = 16;
     const WORKERS: u64 = 4;
     const CHURN: Duration = Duration::from_secs(30);
     let (child, addr) = serve_http(&["--allow-define"]).await;
     let pid = child.id().expect("pid");
-    // Spread over a few loopback addresses: each is one client, under the
-    // per-client session and stream limits (64 each).
+    // Spread over loopback addresses: each is one client, under the
+    // per-client session and stream limits (64 each); 960 of the 1,024
+    // sessions the server holds.
     let mut streams = Vec::new();
     for i in 0..SESSIONS {
         let ip = Ipv4Addr::new(127, 0, 0, 1 + (i % CLIENTS) as u8);
@@ -276,7 +277,9 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
         streams.push(get);
     }
     let before = rss_kb(pid);
-    let churn = async {
+    let changes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Arc::clone(&changes);
+    let churn = async move {
         let mut workers = Vec::new();
         for w in 0..WORKERS {
             workers.push(tokio::spawn(async move {
@@ -304,17 +307,20 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
         for w in workers {
             total += w.await.expect("churn worker");
         }
-        eprintln!("{total} tool-list changes in {CHURN:?}");
-        // Each change is a notification for every stream: 400 changes are
-        // 160,000 notifications, tens of MB for a server that keeps them.
-        assert!(
-            total > 400,
-            "too few list changes to mean anything: {total}"
-        );
+        counted.store(total, std::sync::atomic::Ordering::Relaxed);
     };
     let peak = peak_rss_during(pid, churn).await;
-    eprintln!("RSS: {before} kB with the streams open, peak {peak} kB under churn");
+    let total = changes.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "RSS: {before} kB with the streams open, peak {peak} kB under {total} tool-list changes in {CHURN:?}"
+    );
     assert!(peak < RSS_BOUND_KB, "peak RSS {peak} kB");
+    // Each change is a notification for every stream: 400 changes are
+    // 384,000 notifications, tens of MB for a server that keeps them.
+    assert!(
+        total > 400,
+        "too few list changes to mean anything: {total}"
+    );
     // Still serving.
     let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 10), addr).await;
     let (status, body) = call_tool(&mut conn, addr, 1, "echo", json!({"text": "alive"})).await;

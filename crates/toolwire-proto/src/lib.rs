@@ -6,7 +6,7 @@
 //! ([`types`]), the tool-name rule ([`validate_tool_name`]) and the
 //! `x-mcp-header` rules and header-value encoding ([`header`]), and the
 //! refusal of repeated JSON member names ([`from_str_unique`],
-//! [`UniqueKeys`]). It performs no I/O and knows no async runtime.
+//! [`UniqueKeys`], [`UniqueValue`]). It performs no I/O and knows no async runtime.
 
 mod error;
 pub mod header;
@@ -22,4 +22,4 @@ pub use jsonrpc::{
     encode_error, encode_notification, encode_request, encode_result, exceeds_depth,
 };
 pub use names::{ToolNameError, validate_tool_name};
-pub use unique::{UniqueKeys, from_str_unique};
+pub use unique::{UniqueKeys, UniqueValue, from_str_unique};

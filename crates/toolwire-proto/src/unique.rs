@@ -16,8 +16,11 @@
 //! checked too.
 
 use serde::de::{self, DeserializeSeed, Deserializer, EnumAccess, MapAccess, SeqAccess, Visitor};
+use serde_json::map::Entry;
+use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// Names an object remembers without allocating.
 const INLINE: usize = 8;
@@ -35,6 +38,125 @@ pub fn from_str_unique<'a, T: de::Deserialize<'a>>(text: &'a str) -> serde_json:
     let value = T::deserialize(UniqueKeys::new(&mut de))?;
     de.end()?;
     Ok(value)
+}
+
+/// A JSON value read like `serde_json::Value`, refusing an object (at any
+/// depth) that repeats a member name, for the cost of reading a `Value`:
+/// each member goes into the map as `Value` puts it there, and the map
+/// reports a name it already holds. For `Value` members of types that are
+/// not read through [`UniqueKeys`] (a repeat inside any other type is the
+/// type's own business).
+///
+/// The error names the member: `duplicate member "region"`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueValue(pub Value);
+
+impl<'de> de::Deserialize<'de> for UniqueValue {
+    #[inline]
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ValueVisitor).map(UniqueValue)
+    }
+}
+
+/// Builds a [`UniqueValue`].
+struct ValueVisitor;
+
+impl<'de> Visitor<'de> for ValueVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    #[inline]
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    #[inline]
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    #[inline]
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+
+    #[inline]
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    #[inline]
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    #[inline]
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    #[inline]
+    fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    #[inline]
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    #[inline]
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut members = Map::new();
+        while let Some(name) = map.next_key::<String>()? {
+            let UniqueValue(value) = map.next_value()?;
+            match members.entry(name) {
+                Entry::Vacant(slot) => {
+                    slot.insert(value);
+                }
+                Entry::Occupied(held) => return Err(repeated(held.key())),
+            }
+        }
+        Ok(Value::Object(members))
+    }
+}
+
+/// The error for a member name seen twice in one object.
+pub(crate) fn repeated<E: de::Error>(name: &str) -> E {
+    E::custom(format_args!("duplicate member {name:?}"))
+}
+
+/// Reads a `T` through [`UniqueKeys`]: for a member of a hand-written
+/// visitor whose type does not refuse repeated names itself.
+pub(crate) struct Checked<T>(PhantomData<T>);
+
+impl<T> Checked<T> {
+    pub(crate) fn new() -> Self {
+        Self(PhantomData)
+    }
+}
+
+impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for Checked<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        T::deserialize(UniqueKeys::new(d))
+    }
 }
 
 /// A `Deserializer` that refuses an object repeating a member name, at any
@@ -269,7 +391,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for Members<'de, A> {
         })?;
         if let Some(name) = name {
             if self.seen.contains(&name) {
-                return Err(de::Error::custom(format_args!("duplicate member {name:?}")));
+                return Err(repeated(&name));
             }
             self.seen.push(name);
         }

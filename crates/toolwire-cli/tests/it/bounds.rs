@@ -214,27 +214,47 @@ async fn idle(pid: u32) {
     panic!("the server never went idle");
 }
 
-/// The issue's measurement, repeated on the real binary. It does not tell
-/// the unbounded queue of old from the bounded one: the kernel takes up to
-/// 4 MiB per unread stream on loopback (the server socket's send buffer
-/// autotunes to `tcp_wmem`'s maximum; `ss -tm` shows `tb3939840`), about
-/// 58,000 list-change notifications each, and tool-list changes through
-/// HTTP in a debug build run at about 75 a second (2,260 in 30 s, on the
-/// binary before the bounded notifier too: peak 21 MB). What does tell
-/// them apart is `an_unread_legacy_get_stream_that_falls_too_far_behind_is_closed`
-/// in toolwire's tests, which publishes on the bus directly, with 64 KiB
-/// URIs, past the kernel's buffers.
+/// A connection from `ip` that takes in little: a 4 KiB receive buffer and
+/// 536-byte segments. The server's send buffer autotunes to a multiple of
+/// the segment size the client announces, so an unread stream then parks a
+/// few tens of KiB in the kernel rather than up to 4 MiB (`tcp_wmem`'s
+/// maximum on loopback), and whatever the server does not bound stays in
+/// its own memory, where RSS sees it.
+async fn connect_narrow(ip: Ipv4Addr, addr: SocketAddr) -> TcpStream {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, Some(Protocol::TCP)).expect("socket");
+    socket.set_recv_buffer_size(4096).expect("SO_RCVBUF");
+    socket.set_tcp_mss(536).expect("TCP_MAXSEG");
+    socket
+        .bind(&SocketAddr::from((ip, 0)).into())
+        .expect("bind a loopback address");
+    socket.set_nonblocking(true).expect("non-blocking");
+    let socket = TcpSocket::from_std_stream(socket.into());
+    socket.connect(addr).await.expect("connect")
+}
+
+/// The issue's measurement on the real binary, made able to fail: 960
+/// legacy sessions (the issue's 100, nearly ten times over, so that each
+/// change is fanned out to more streams) hold GET streams they never read, on
+/// narrow sockets (see [`connect_narrow`]), while four clients change the
+/// tool list for 30 s. The server before the bounded, coalescing stream
+/// queue kept every notification of every stream (`15aa0f0`: past 64 MB
+/// within seconds); now each stream holds a bounded queue, and one that
+/// stays too far behind is closed.
 #[tokio::test(flavor = "multi_thread")]
 async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
-    const SESSIONS: usize = 100;
+    const SESSIONS: usize = 960;
+    const CLIENTS: usize = 16;
+    const WORKERS: u64 = 4;
     const CHURN: Duration = Duration::from_secs(30);
     let (child, addr) = serve_http(&["--allow-define"]).await;
     let pid = child.id().expect("pid");
-    // Spread over a few loopback addresses: each is one client, under the
-    // per-client session and stream limits.
+    // Spread over loopback addresses: each is one client, under the
+    // per-client session and stream limits (64 each); 960 of the 1,024
+    // sessions the server holds.
     let mut streams = Vec::new();
     for i in 0..SESSIONS {
-        let ip = Ipv4Addr::new(127, 0, 0, 1 + (i % 4) as u8);
+        let ip = Ipv4Addr::new(127, 0, 0, 1 + (i % CLIENTS) as u8);
         let mut conn = connect_from(ip, addr).await;
         let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
             "protocolVersion":"2025-11-25","capabilities":{},
@@ -246,7 +266,7 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
             .find(|(n, _)| n == "mcp-session-id")
             .map(|(_, v)| v.clone())
             .expect("a session id");
-        let mut get = connect_from(ip, addr).await;
+        let mut get = connect_narrow(ip, addr).await;
         let head = format!(
             "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: {sid}\r\n\r\n"
         );
@@ -257,11 +277,13 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
         streams.push(get);
     }
     let before = rss_kb(pid);
-    let churn = async {
+    let changes = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Arc::clone(&changes);
+    let churn = async move {
         let mut workers = Vec::new();
-        for w in 0..2_u64 {
+        for w in 0..WORKERS {
             workers.push(tokio::spawn(async move {
-                let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 9), addr).await;
+                let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 100), addr).await;
                 let started = Instant::now();
                 let mut changes = 0_u64;
                 let mut id = w * 1_000_000;
@@ -285,15 +307,20 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
         for w in workers {
             total += w.await.expect("churn worker");
         }
-        eprintln!("{total} tool-list changes in {CHURN:?}");
-        assert!(
-            total > 1000,
-            "too few list changes to mean anything: {total}"
-        );
+        counted.store(total, std::sync::atomic::Ordering::Relaxed);
     };
     let peak = peak_rss_during(pid, churn).await;
-    eprintln!("RSS: {before} kB with the streams open, peak {peak} kB under churn");
+    let total = changes.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "RSS: {before} kB with the streams open, peak {peak} kB under {total} tool-list changes in {CHURN:?}"
+    );
     assert!(peak < RSS_BOUND_KB, "peak RSS {peak} kB");
+    // Each change is a notification for every stream: 400 changes are
+    // 384,000 notifications, tens of MB for a server that keeps them.
+    assert!(
+        total > 400,
+        "too few list changes to mean anything: {total}"
+    );
     // Still serving.
     let mut conn = connect_from(Ipv4Addr::new(127, 0, 0, 10), addr).await;
     let (status, body) = call_tool(&mut conn, addr, 1, "echo", json!({"text": "alive"})).await;
@@ -301,10 +328,18 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
     drop(streams);
 }
 
+/// An unread stdout. Small requests with large answers, so that the old
+/// unbounded output queue outgrows the bound quickly: 32 defined tools with
+/// 4,096-character texts make each `tools/list` answer about 140 KB, and 700
+/// of them (a 150-byte request each) are ~100 MB of answers, which the
+/// server before the output bound queued in full (RSS past 64 MB within a
+/// few seconds). With the bound, it stops reading stdin once 4 MiB are
+/// queued, and answers the rest when stdout is read.
 #[tokio::test(flavor = "multi_thread")]
 async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later() {
-    const REQUESTS: u64 = 200;
-    const MIB: usize = 1024 * 1024;
+    const TOOLS: u64 = 32;
+    const REQUESTS: u64 = 700;
+    const TEXT: usize = 4096;
     let mut child = Command::new(BIN)
         .arg("serve")
         .stdin(Stdio::piped())
@@ -315,37 +350,53 @@ async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later
         .expect("spawn toolwire serve");
     let pid = child.id().expect("pid");
     let mut stdin = child.stdin.take().expect("stdin");
-    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    for id in 0..TOOLS {
+        let define = call(
+            id,
+            "define_tool",
+            json!({"name": format!("big_{id}"), "text": "t".repeat(TEXT)}),
+        );
+        let mut line = serde_json::to_vec(&define).expect("json");
+        line.push(b'\n');
+        stdin.write_all(&line).await.expect("write define_tool");
+        let answer: Value =
+            serde_json::from_str(&lines.next_line().await.expect("read").expect("a line"))
+                .expect("json");
+        assert_ne!(answer["result"]["isError"], true, "{answer}");
+    }
     let writer = tokio::spawn(async move {
-        let text = "a".repeat(MIB);
         for id in 1..=REQUESTS {
-            let mut line =
-                serde_json::to_vec(&call(id, "echo", json!({"text": text}))).expect("json");
+            let list = json!({"jsonrpc":"2.0","id":id,"method":"tools/list",
+                "params":{"_meta":meta()}});
+            let mut line = serde_json::to_vec(&list).expect("json");
             line.push(b'\n');
             stdin.write_all(&line).await.expect("write a request");
         }
         stdin
     });
     // Nobody reads stdout: the server must stop reading stdin instead of
-    // queueing 200 MiB of answers. Watch until it stops working (blocked,
-    // or done with every request it read).
+    // queueing every answer. Watch until it stops working (blocked, or
+    // done with every request it read).
     let peak = peak_rss_during(pid, idle(pid)).await;
     eprintln!("RSS peak with stdout unread: {peak} kB");
     assert!(
         !writer.is_finished(),
         "the server read every request without backpressure"
     );
-    // Now read everything: every answer arrives, in full.
-    let mut lines = BufReader::new(stdout).lines();
+    // Now read everything: every answer arrives, whole.
     let mut answered = std::collections::HashSet::new();
-    let expected = format!(r#""text":"{}""#, "a".repeat(MIB));
     let read = tokio::time::timeout(Duration::from_secs(120), async {
         while answered.len() < REQUESTS as usize {
             let line = lines.next_line().await.expect("read").expect("a line");
-            // The echoed MiB and the id, without parsing a MiB of JSON in a
-            // debug build.
-            assert!(line.len() > MIB, "{}", &line[..line.len().min(200)]);
-            assert!(line.contains(&expected), "the echoed text, whole");
+            // Every defined tool is listed; the id is read without parsing
+            // 140 KB of JSON in a debug build.
+            assert!(
+                line.len() > TOOLS as usize * TEXT,
+                "{}",
+                &line[..line.len().min(200)]
+            );
+            assert!(line.contains(r#""name":"big_31""#), "the whole list");
             let id: u64 = line
                 .strip_prefix(r#"{"jsonrpc":"2.0","id":"#)
                 .and_then(|rest| rest.split(',').next())

@@ -3,7 +3,9 @@
 //! catch-all so it round-trips whatever a peer sends.
 
 use super::common::JsonObject;
+use crate::unique::{Checked, UniqueValue, repeated};
 use serde::{Deserialize, Serialize};
+use serde_json::map::Entry;
 use std::collections::BTreeMap;
 
 /// Capability objects keyed by experimental feature or extension name.
@@ -13,6 +15,7 @@ pub type CapabilityMap = BTreeMap<String, JsonObject>;
 /// (schema `ClientCapabilities`).
 // Deserialize is written by hand below: the object arrives in every
 // request's `_meta`, and a derived impl with `#[serde(flatten)]` buffers it.
+// It refuses a repeated member name at any depth, as `RequestMeta` does.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCapabilities {
@@ -54,7 +57,7 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             if slot.is_some() {
                 return Err(A::Error::duplicate_field(key));
             }
-            *slot = Some(map.next_value()?);
+            *slot = Some(map.next_value_seed(Checked::new())?);
             Ok(())
         }
         struct CapabilitiesVisitor;
@@ -73,8 +76,13 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         "experimental" => once(&mut map, &mut out.experimental, "experimental")?,
                         "extensions" => once(&mut map, &mut out.extensions, "extensions")?,
                         _ => {
-                            let value = map.next_value()?;
-                            out.other.insert(key.into_owned(), value);
+                            let UniqueValue(value) = map.next_value()?;
+                            match out.other.entry(key.into_owned()) {
+                                Entry::Vacant(slot) => {
+                                    slot.insert(value);
+                                }
+                                Entry::Occupied(held) => return Err(repeated(held.key())),
+                            }
                         }
                     }
                 }

@@ -4,8 +4,10 @@
 
 use super::capabilities::ClientCapabilities;
 use super::notifications::LoggingLevel;
+use crate::unique::{Checked, UniqueValue, repeated};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::map::Entry;
 
 /// A `_meta` object: free-form JSON members, some with reserved keys (see [`crate::meta`]).
 pub type Meta = serde_json::Map<String, Value>;
@@ -273,7 +275,10 @@ impl<'de> Deserialize<'de> for MetaKey {
 
 // Written by hand rather than derived: `#[serde(flatten)]` makes a derived
 // impl buffer the whole object before typing it, and `_meta` is read on
-// every request. Known keys are matched without allocating.
+// every request. Known keys are matched without allocating. A repeated
+// member name is refused at any depth (the server's one-pass decoder relies
+// on it): known keys are read once, other members go through `UniqueValue`,
+// and the typed `clientInfo` through `UniqueKeys`.
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct MetaVisitor;
@@ -315,7 +320,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
                         "tracestate" => &mut out.tracestate,
                         _ => &mut out.baggage,
                     };
-                    match map.next_value::<Value>()? {
+                    match map.next_value::<UniqueValue>()?.0 {
                         Value::String(s) => *slot = Some(s),
                         Value::Null => {}
                         other => {
@@ -342,7 +347,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
                         )?,
                         MetaKey::ClientInfo => once(
                             &mut out.client_info,
-                            map.next_value()?,
+                            map.next_value_seed(Checked::new())?,
                             "io.modelcontextprotocol/clientInfo",
                             &mut seen[2],
                         )?,
@@ -368,8 +373,13 @@ impl<'de> Deserialize<'de> for RequestMeta {
                             trace_key(&mut map, &mut out, "baggage", &mut seen[7])?;
                         }
                         MetaKey::Other(key) => {
-                            let value: Value = map.next_value()?;
-                            out.other.insert(key, value);
+                            let UniqueValue(value) = map.next_value()?;
+                            match out.other.entry(key) {
+                                Entry::Vacant(slot) => {
+                                    slot.insert(value);
+                                }
+                                Entry::Occupied(held) => return Err(repeated(held.key())),
+                            }
                         }
                     }
                 }

@@ -126,12 +126,15 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 proptest! {
-    /// Without repeated names, the wrapper reads exactly what serde_json does.
+    /// Without repeated names, the wrapper and `UniqueValue` read exactly
+    /// what serde_json does.
     #[test]
     fn unique_documents_read_as_serde_json_reads_them(v in json_value()) {
         let text = serde_json::to_string(&v).expect("serialises");
         let read: Value = from_str_unique(&text).expect("no repeats");
-        prop_assert_eq!(read, serde_json::from_str::<Value>(&text).expect("json"));
+        prop_assert_eq!(&read, &serde_json::from_str::<Value>(&text).expect("json"));
+        let unique: UniqueValue = serde_json::from_str(&text).expect("no repeats");
+        prop_assert_eq!(unique.0, read);
     }
 
     /// Arbitrary text never panics, and whatever the wrapper accepts,
@@ -142,4 +145,94 @@ proptest! {
             prop_assert_eq!(Some(v), serde_json::from_str::<Value>(&text).ok());
         }
     }
+}
+
+/// What the server's one-pass decoder relies on (it reads `Params`, a
+/// derived struct, without `UniqueKeys`): serde's derived visitor refuses a
+/// repeated known field, with or without `deny_unknown_fields`, but skips
+/// an unknown member unread, and a `#[serde(flatten)]` map keeps the last
+/// of a repeated unknown name. Those are why the decoder refuses unknown
+/// members and reads flattened types through `UniqueKeys`.
+#[test]
+fn derived_structs_refuse_repeated_known_fields_only() {
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Plain {
+        a: Option<u32>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    #[serde(deny_unknown_fields)]
+    struct Strict {
+        a: Option<u32>,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Flat {
+        a: Option<u32>,
+        #[serde(flatten)]
+        rest: serde_json::Map<String, Value>,
+    }
+    let text = r#"{"a":1,"a":2}"#;
+    for e in [
+        serde_json::from_str::<Plain>(text).expect_err(text),
+        serde_json::from_str::<Strict>(text).expect_err(text),
+    ] {
+        assert!(e.to_string().contains("duplicate field `a`"), "{e}");
+    }
+    assert!(serde_json::from_str::<Plain>(r#"{"x":1,"x":2}"#).is_ok());
+    assert!(serde_json::from_str::<Plain>(r#"{"x":{"y":1,"y":2}}"#).is_ok());
+    let flat: Flat = serde_json::from_str(r#"{"x":1,"x":2}"#).expect("kept");
+    assert_eq!(flat.rest["x"], 2);
+    refused::<Flat>(r#"{"x":1,"x":2}"#, "x");
+}
+
+#[test]
+fn unique_value_refuses_repeats_and_otherwise_reads_as_value() {
+    for (text, name) in [
+        (r#"{"region":"us","region":"eu"}"#, "region"),
+        (r#"[1,{"x":[{"y":1,"y":1}]}]"#, "y"),
+        (r#"{"a":1,"\u0061":2}"#, "a"),
+    ] {
+        let e = serde_json::from_str::<UniqueValue>(text).expect_err(text);
+        assert!(
+            e.to_string()
+                .contains(&format!("duplicate member {name:?}")),
+            "{e}"
+        );
+    }
+    let text = r#"{"a":[1,-2,2.5,1e300,null,true,"s\n"],"b":{"a":{}}}"#;
+    let read: UniqueValue = serde_json::from_str(text).expect("unique");
+    assert_eq!(read.0, serde_json::from_str::<Value>(text).expect("json"));
+}
+
+/// `_meta` and its client capabilities refuse repeated names on their own,
+/// without `UniqueKeys` (the one-pass decoder reads them so).
+#[test]
+fn request_meta_refuses_repeated_names_by_itself() {
+    use crate::types::RequestMeta;
+    let v = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    let c = r#""io.modelcontextprotocol/clientCapabilities""#;
+    for text in [
+        format!(r#"{{{v},{v}}}"#),
+        format!(r#"{{{v},"k":1,"k":2}}"#),
+        format!(r#"{{{v},"k":{{"q":1,"q":2}}}}"#),
+        format!(r#"{{{v},"baggage":[{{"q":1,"q":2}}]}}"#),
+        format!(
+            r#"{{{v},"io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1","i":{{"q":1,"q":2}}}}}}"#
+        ),
+        format!(r#"{{{c}:{{"roots":{{}},"roots":{{}}}}}}"#),
+        format!(r#"{{{c}:{{"z":1,"z":2}}}}"#),
+        format!(r#"{{{c}:{{"roots":{{"l":1,"l":2}}}}}}"#),
+        format!(r#"{{{c}:{{"elicitation":{{"form":{{"q":1,"q":2}}}}}}}}"#),
+        format!(r#"{{{c}:{{"experimental":{{"e":{{}},"e":{{}}}}}}}}"#),
+    ] {
+        let e = serde_json::from_str::<RequestMeta>(&text).expect_err(&text);
+        assert!(e.to_string().contains("duplicate"), "{text}: {e}");
+    }
+    let text = format!(
+        r#"{{{v},{c}:{{"roots":{{"listChanged":true}},"z":{{"a":1}}}},"k":{{"q":1}},"traceparent":"00-x"}}"#
+    );
+    let meta: RequestMeta = serde_json::from_str(&text).expect("no repeats");
+    assert_eq!(meta.other["k"], json!({"q": 1}));
 }

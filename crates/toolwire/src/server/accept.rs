@@ -19,7 +19,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
-use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, from_str_unique};
+use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, UniqueValue, from_str_unique};
+
+mod known;
+use known::KnownMembers;
 
 /// The parameter members the pipeline reads, parsed once per request.
 /// Method-specific members that are rarely used are read from the raw params.
@@ -34,7 +37,7 @@ pub(crate) struct Params {
     pub(crate) name: Option<String>,
     #[serde(default)]
     pub(crate) uri: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_value")]
     pub(crate) arguments: Option<Value>,
     #[serde(default)]
     pub(crate) cursor: Option<String>,
@@ -46,16 +49,16 @@ pub(crate) struct Params {
     #[serde(default)]
     pub(crate) request_state: Option<String>,
     /// `subscriptions/listen`: the notifications wanted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "checked")]
     pub(crate) notifications: Option<Box<SubscriptionFilter>>,
     /// `completion/complete`: what is being completed.
-    #[serde(rename = "ref", default)]
+    #[serde(rename = "ref", default, deserialize_with = "unique_boxed")]
     pub(crate) reference: Option<Box<Value>>,
     /// `completion/complete`: the argument and its partial value.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_boxed")]
     pub(crate) argument: Option<Box<Value>>,
     /// `completion/complete`: values of other arguments.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_boxed")]
     pub(crate) context: Option<Box<Value>>,
     /// What these were read from, when they were read from bytes: MRTR
     /// reads the arguments back from it to bind a sealed state.
@@ -149,10 +152,27 @@ struct Envelope<'a> {
     params: Option<Params>,
 }
 
-/// `params` read through [`UniqueKeys`]: a repeated member name at any depth
-/// fails the fast path, and the general path answers it.
+/// `params` read through [`KnownMembers`]: a member `Params` does not
+/// know, or a repeated member name at any depth, fails the fast path, and
+/// the general path answers it (see `known.rs`).
 fn unique_params<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Params>, D::Error> {
-    Option::<Params>::deserialize(UniqueKeys::new(d))
+    Option::<Params>::deserialize(KnownMembers(d))
+}
+
+/// A `Value` member, refusing repeated member names inside.
+fn unique_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Option::<UniqueValue>::deserialize(d).map(|v| v.map(|v| v.0))
+}
+
+/// A boxed `Value` member, refusing repeated member names inside.
+fn unique_boxed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<Value>>, D::Error> {
+    Option::<UniqueValue>::deserialize(d).map(|v| v.map(|v| Box::new(v.0)))
+}
+
+/// A typed member read through [`UniqueKeys`] (a derived struct skips
+/// members it does not know unread).
+fn checked<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+    T::deserialize(UniqueKeys::new(d))
 }
 
 /// `_meta` read in place and moved into its `Arc` once (serde's own `Arc`
@@ -161,9 +181,10 @@ fn shared<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arc<RequestMe
     Option::<RequestMeta>::deserialize(d).map(|m| m.map(Arc::new))
 }
 
-/// `Some(value)` whenever the member is present, even when it is `null`.
+/// `Some(value)` whenever the member is present, even when it is `null`;
+/// repeated member names inside are refused.
 fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<Value>>, D::Error> {
-    Box::<Value>::deserialize(d).map(Some)
+    UniqueValue::deserialize(d).map(|v| Some(Box::new(v.0)))
 }
 
 /// A request whose envelope and common parameters have been read, whose

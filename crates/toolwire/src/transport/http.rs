@@ -19,6 +19,7 @@ mod early;
 #[cfg(feature = "tls")]
 mod h2;
 mod handle;
+mod head;
 mod legacy;
 mod listen;
 mod negotiate;

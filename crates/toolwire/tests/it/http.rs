@@ -7,6 +7,7 @@ mod auth;
 mod bounds;
 mod client;
 mod config;
+mod early;
 mod headers;
 #[cfg(feature = "auth")]
 mod introspect;

@@ -107,6 +107,52 @@ fn anything_unusual_takes_the_general_path() {
     }
 }
 
+#[test]
+fn a_repeated_member_name_anywhere_in_params_takes_the_general_path() {
+    let caps = r#""io.modelcontextprotocol/clientCapabilities""#;
+    let version = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+    for params in [
+        format!(r#""name":"a","name":"b",{META}"#),
+        format!(r#""arguments":{{"r":"us","r":"eu"}},{META}"#),
+        format!(r#""arguments":{{"d":[{{"k":{{"x":1,"x":2}}}}]}},{META}"#),
+        format!(r#""arguments":{{"a":1,"\u0061":2}},{META}"#),
+        format!(r#""other":{{"y":1,"y":2}},{META}"#),
+        format!(r#""other":1,"other":2,{META}"#),
+        format!(r#""inputResponses":{{"k":{{"v":1,"v":2}}}},{META}"#),
+        format!(r#""ref":{{"t":1,"t":2}},{META}"#),
+        format!(r#""argument":{{"t":1,"t":2}},{META}"#),
+        format!(r#""context":{{"t":1,"t":2}},{META}"#),
+        format!(r#""notifications":{{"toolsListChanged":true,"toolsListChanged":true}},{META}"#),
+        format!(r#""notifications":{{"x":{{"t":1,"t":2}}}},{META}"#),
+        format!(r#""_meta":{{{version},{version},{caps}:{{}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{}},"k":1,"k":2}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{}},"k":{{"q":1,"q":2}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{}},"traceparent":{{"q":1,"q":2}}}}"#),
+        format!(
+            r#""_meta":{{{version},{caps}:{{}},"io.modelcontextprotocol/clientInfo":{{"name":"c","version":"1","x":{{"q":1,"q":2}}}}}}"#
+        ),
+        format!(r#""_meta":{{{version},{caps}:{{"roots":{{}},"roots":{{}}}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{"roots":{{"l":1,"l":2}}}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{"z":1,"z":2}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{"elicitation":{{"form":{{"q":1,"q":2}}}}}}}}"#),
+        format!(r#""_meta":{{{version},{caps}:{{"experimental":{{"e":{{}},"e":{{}}}}}}}}"#),
+    ] {
+        let text =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{params}}}}}"#);
+        assert_eq!(agrees(&text), Ok(false), "{text}");
+        // The general path names the member.
+        let server = Server::new(ServerConfig::new("t", "1"));
+        match Message::from_slice_with_max_depth(text.as_bytes(), MAX_DEPTH) {
+            Ok(Message::Request(req)) => {
+                let refused = server.prepare(req).expect_err(&text);
+                let body = String::from_utf8_lossy(refused.body()).into_owned();
+                assert!(body.contains("duplicate member"), "{text}: {body}");
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
 /// One member of a generated envelope, as JSON text, or nothing.
 fn member(name: &'static str, values: Vec<&'static str>) -> impl Strategy<Value = String> {
     prop::sample::select(values).prop_map(move |v| {
@@ -130,6 +176,8 @@ fn params() -> impl Strategy<Value = String> {
         r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#,
         r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}"#,
         r#""_meta":null"#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"z":1,"z":2}}"#,
+        r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"k":{"q":1,"q":2}}"#,
     ]);
     let rest = prop::collection::vec(
         prop::sample::select(vec![
@@ -145,6 +193,9 @@ fn params() -> impl Strategy<Value = String> {
             r#""uri":"file:///x""#,
             r#""notifications":{"toolsListChanged":true}"#,
             r#""other":{"deep":[[[]]]}"#,
+            r#""arguments":{"text":"hi","text":"ho"}"#,
+            r#""arguments":{"n":[{"x":1,"x":2}]}"#,
+            r#""other":{"y":1,"y":2}"#,
         ]),
         0..4,
     );

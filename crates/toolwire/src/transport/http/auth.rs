@@ -7,7 +7,8 @@
 //! #scope-challenge-handling; basic/authorization/authorization-server-discovery.mdx
 
 use super::body::HttpBody;
-use super::handle::{Early, Head, error, json};
+use super::handle::{Early, error, json};
+use super::head::Head;
 use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
 use crate::auth::scope::Grant;
 use crate::auth::{AuthConfig, Check, Denied, quoted};
@@ -52,7 +53,8 @@ impl HttpService {
             ));
         };
         if let Some(doc) = auth.metadata_for(parts.uri.path()) {
-            return HttpResponseFuture::ready(metadata(&parts.method, doc));
+            let res = metadata(&parts.method, doc);
+            return HttpResponseFuture::ready(self.linger(res, &parts.headers, body));
         }
         if let Err(refused) = self.check_target(&parts) {
             return self.after_head(parts, body, Err(refused));

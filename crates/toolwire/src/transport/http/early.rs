@@ -1,6 +1,8 @@
 //! Early answers: requests refused before their body is used. The answer
-//! echoes the JSON-RPC id when the body shows one, as the later errors do,
-//! and the rest of the body is then read and thrown away, bounded in bytes
+//! to a refusal echoes the JSON-RPC id when the body shows one, as the
+//! later errors do. After every early answer (those refusals, `401`, `413`,
+//! and the `404`, `405` and `503` answered from the head or at admission)
+//! the rest of the body is read and thrown away, bounded in bytes
 //! and time ("lingering close"), so that a client that writes its whole
 //! body before it reads (Python's `http.client`, many others) reads the
 //! answer instead of a connection reset.

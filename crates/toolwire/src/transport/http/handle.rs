@@ -1,25 +1,21 @@
-//! One HTTP exchange: the head checks (for both eras), body reading and
-//! parsing, the era decided from the parsed request, header validation,
-//! then the server pipeline polled inline, answered as JSON or as an SSE
-//! stream. Legacy sessions' own exchanges are in `legacy.rs`.
+//! One HTTP exchange after its head checks (`head.rs`, for both eras):
+//! body reading and parsing, the era decided from the parsed request, header
+//! validation, then the server pipeline polled inline, answered as JSON or
+//! as an SSE stream. Legacy sessions' own exchanges are in `legacy.rs`.
 
 use super::body::{HttpBody, ReplyFuture, SseStream, push_event};
-use super::early::Refused;
+use super::head::{Head, HeadError, legacy_version, version_header};
 use super::listen::ListenStream;
-use super::negotiate::{
-    accepts_json_and_sse, check_transfer_coding, is_identity_coded, is_json_content_type,
-};
-use super::origin::Refusal;
 use super::peers::{self, Kind};
 use super::read::{BodyError, exceeds};
 use super::validate::check_metadata_headers;
-use super::{BoxError, HttpResponseFuture, HttpService, Permit, names};
-use crate::legacy::{self, LEGACY_PROTOCOL_VERSIONS, Session};
+use super::{BoxError, HttpResponseFuture, HttpService, Permit};
+use crate::legacy::{self, Session};
 use crate::server::{Accepted, Era, Job, Prepared, Reply, Retry, Server, Shape, Step};
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
-use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
+use http::{HeaderMap, HeaderName, HeaderValue, Request, Response, StatusCode};
 use http_body::Body;
 use serde::Serialize;
 use std::future::{Future, poll_fn};
@@ -30,7 +26,6 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::types::ClientNotification;
 use toolwire_proto::{
     ErrorCode, ErrorObject, Message, Notification, RequestId, Response as RpcResponse, encode_error,
@@ -150,52 +145,6 @@ pub(super) fn timeout_error(after: std::time::Duration) -> ErrorObject {
 /// the happy path's `Result`s small.
 pub(super) type Early = Box<Response<HttpBody>>;
 
-/// Why the head checks did not pass.
-pub(super) enum HeadError {
-    /// Answered from the head alone (wrong path or method, a legacy
-    /// session's GET or DELETE).
-    Answered(Early),
-    /// Refused; the answer may echo the body's id and drains the body.
-    Refused(Box<Refused>),
-}
-
-/// What the head says about the era, read once: the `Mcp-Session-Id` a
-/// request names, when legacy sessions are served and the
-/// `MCP-Protocol-Version` header is not the modern one (a modern request
-/// ignores `Mcp-Session-Id`). The usual modern request has no session
-/// header, and costs one map lookup here.
-#[derive(Debug, Default)]
-pub(super) struct Head {
-    pub(super) session_id: Option<String>,
-    /// The authenticated caller, when the resource server is on.
-    #[cfg(feature = "auth")]
-    pub(super) grant: Option<Arc<crate::auth::scope::Grant>>,
-}
-
-impl Head {
-    /// The authenticated principal, if any: a legacy session belongs to
-    /// the principal that opened it.
-    pub(super) fn principal(&self) -> Option<&Arc<str>> {
-        #[cfg(feature = "auth")]
-        if let Some(grant) = &self.grant {
-            return Some(&grant.principal);
-        }
-        None
-    }
-}
-
-/// The `MCP-Protocol-Version` header, if readable.
-pub(super) fn version_header(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(names::PROTOCOL_VERSION)
-        .and_then(|v| v.to_str().ok())
-}
-
-/// Whether the version header names a legacy revision.
-fn legacy_version(headers: &HeaderMap) -> bool {
-    version_header(headers).is_some_and(|v| LEGACY_PROTOCOL_VERSIONS.contains(&v))
-}
-
 impl HttpService {
     /// Answers one request. Never fails: every problem is a response.
     ///
@@ -221,7 +170,9 @@ impl HttpService {
 
     /// The request after its head checks: their refusal (which may echo
     /// the body's id, and drains the body), a declared length over the
-    /// limit, admission, then the POST.
+    /// limit, admission, then the POST. Every early answer drains the body
+    /// it leaves unread (`early.rs`), so that a client that writes its whole
+    /// body before it reads gets the answer, not a reset.
     pub(super) fn after_head<B>(
         self,
         parts: http::request::Parts,
@@ -235,7 +186,9 @@ impl HttpService {
     {
         let head = match head {
             Ok(head) => head,
-            Err(HeadError::Answered(early)) => return HttpResponseFuture::ready(*early),
+            Err(HeadError::Answered(early)) => {
+                return HttpResponseFuture::ready(self.linger(*early, &parts.headers, body));
+            }
             Err(HeadError::Refused(refused)) => {
                 return HttpResponseFuture::boxed(self.refuse(parts.headers, body, refused));
             }
@@ -248,7 +201,9 @@ impl HttpService {
         }
         let permit = match self.admit() {
             Ok(permit) => permit,
-            Err(early) => return HttpResponseFuture::ready(*early),
+            Err(early) => {
+                return HttpResponseFuture::ready(self.linger(*early, &parts.headers, body));
+            }
         };
         HttpResponseFuture::boxed(self.post(parts.headers, head, body, permit))
     }
@@ -438,112 +393,6 @@ impl HttpService {
             )));
         }
         Ok(Box::pin(self.run(prepared, permit)))
-    }
-
-    /// The checks that need only the request head, for both eras: path,
-    /// allow-lists, method, framing, content negotiation. A legacy
-    /// session's GET (its standalone stream) and DELETE are answered here.
-    fn check_head(&self, parts: &http::request::Parts) -> Result<Head, HeadError> {
-        self.check_target(parts)?;
-        let head = self.read_head(&parts.headers);
-        self.check_method(parts, head)
-    }
-
-    /// The path and the `Host` and `Origin` allow-lists.
-    pub(super) fn check_target(&self, parts: &http::request::Parts) -> Result<(), HeadError> {
-        let shared = &*self.shared;
-        if shared
-            .config
-            .path
-            .as_deref()
-            .is_some_and(|p| p != parts.uri.path())
-        {
-            return Err(HeadError::Answered(Box::new(with_status(
-                StatusCode::NOT_FOUND,
-                HttpBody::empty(),
-            ))));
-        }
-        // Spec: basic/transports/streamable-http.mdx#security--endpoint;
-        // (2025-11-25) basic/transports.mdx#security-warning
-        if let Err(refusal) =
-            shared
-                .policy
-                .check(parts.version, parts.uri.authority(), &parts.headers)
-        {
-            let (status, why) = match refusal {
-                Refusal::BadHost => (
-                    StatusCode::BAD_REQUEST,
-                    "Bad Request: the Host header must appear once, as host[:port]",
-                ),
-                Refusal::Host => (StatusCode::FORBIDDEN, "Forbidden: Host is not allowed"),
-                Refusal::Origin => (StatusCode::FORBIDDEN, "Forbidden: Origin is not allowed"),
-            };
-            tracing::debug!(?refusal, "refused by the host/origin check");
-            return Err(HeadError::Refused(Refused::new(status, why)));
-        }
-        Ok(())
-    }
-
-    /// The method (a legacy session's GET and DELETE are answered here)
-    /// and content negotiation.
-    pub(super) fn check_method(
-        &self,
-        parts: &http::request::Parts,
-        head: Head,
-    ) -> Result<Head, HeadError> {
-        if parts.method != Method::POST {
-            return Err(HeadError::Answered(Box::new(match &head.session_id {
-                Some(_) if parts.method == Method::GET => self.open_stream(parts, &head),
-                Some(_) if parts.method == Method::DELETE => self.delete(&head),
-                // Spec: basic/transports/streamable-http.mdx#earlier-streamable-http-revisions
-                // — GET and DELETE (and anything else) get 405.
-                _ => not_allowed(&parts.method, head.session_id.is_some()),
-            })));
-        }
-        if let Err(status) = check_transfer_coding(&parts.headers) {
-            let why = if status == StatusCode::NOT_IMPLEMENTED {
-                "Not Implemented: the only transfer coding served is chunked"
-            } else {
-                "Bad Request: chunked must be applied once"
-            };
-            return Err(HeadError::Refused(Refused::new(status, why).coded()));
-        }
-        // Spec: basic/transports/streamable-http.mdx#sending-messages
-        if !accepts_json_and_sse(&parts.headers) {
-            return Err(HeadError::Refused(Refused::new(
-                StatusCode::NOT_ACCEPTABLE,
-                "Not Acceptable: Accept must list both application/json and text/event-stream",
-            )));
-        }
-        if !is_json_content_type(&parts.headers) {
-            return Err(HeadError::Refused(Refused::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Unsupported Media Type: Content-Type must be application/json",
-            )));
-        }
-        if !is_identity_coded(&parts.headers) {
-            return Err(HeadError::Refused(Refused::content_coding()));
-        }
-        Ok(head)
-    }
-
-    /// Reads the era-deciding headers. The modern request path reads no
-    /// more than a map lookup or two when there is no session header.
-    pub(super) fn read_head(&self, headers: &HeaderMap) -> Head {
-        if self.shared.sessions.is_none() {
-            return Head::default();
-        }
-        let Some(sid) = headers.get(names::SESSION_ID) else {
-            return Head::default();
-        };
-        // A modern request ignores `Mcp-Session-Id`.
-        let session_id = (version_header(headers) != Some(PROTOCOL_VERSION))
-            .then(|| sid.to_str().unwrap_or_default().to_owned());
-        Head {
-            session_id,
-            #[cfg(feature = "auth")]
-            grant: None,
-        }
     }
 
     /// Takes a place under the concurrent-request limits, the client's and
@@ -776,20 +625,6 @@ pub(super) fn plain(status: StatusCode, text: &'static str) -> Response<HttpBody
     res.headers_mut().insert(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    res
-}
-
-/// `405`: modern requests are POSTs only; a legacy session also has GET
-/// and DELETE.
-fn not_allowed(method: &Method, session: bool) -> Response<HttpBody> {
-    let e = ErrorObject::invalid_request(format!(
-        "Method Not Allowed: {method} is not served; send each JSON-RPC message as a POST"
-    ));
-    let mut res = error(StatusCode::METHOD_NOT_ALLOWED, None, &e);
-    res.headers_mut().insert(
-        ALLOW,
-        HeaderValue::from_static(if session { "GET, POST, DELETE" } else { "POST" }),
     );
     res
 }

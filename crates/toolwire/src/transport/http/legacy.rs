@@ -24,7 +24,8 @@
 
 use super::Permit;
 use super::body::{HttpBody, KEEP_ALIVE, KeepAlive, ReplyFuture, push_event};
-use super::handle::{Head, busy, error, json, plain, sse, version_header};
+use super::handle::{busy, error, json, plain, sse};
+use super::head::{Head, version_header};
 use super::peers::{self, Kind, Slot};
 use super::{HttpService, names};
 use crate::legacy::{self, InitializeParams, Notifier, Session, StreamQueue};

@@ -29,6 +29,8 @@ pub(crate) use negotiate::{InitializeParams, parse_initialize};
 pub(crate) use notifier::Notifier;
 #[cfg(feature = "http")]
 pub(crate) use notifier::StreamQueue;
+#[cfg(feature = "http")]
+pub(crate) use session::MayRead;
 pub(crate) use session::Session;
 pub(crate) use shim::{request_meta, rounds, serve_session_method};
 

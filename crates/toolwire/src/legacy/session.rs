@@ -28,6 +28,9 @@ use toolwire_proto::{
 
 type Waiter = oneshot::Sender<Result<Value, ErrorObject>>;
 
+/// Whether the session's caller may read a resource, by URI.
+pub(crate) type MayRead = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
 /// A legacy session. Shared by every request of the session.
 #[derive(Debug)]
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // `in_flight`, `confirmed`: HTTP only
@@ -181,8 +184,16 @@ impl Session {
     }
 
     /// Forwards list changes and updates of subscribed resources to the
-    /// notifier as plain notifications until the session closes.
-    pub(crate) fn spawn_forwarder(self: &Arc<Self>, bus: &Arc<dyn NotificationBus>) {
+    /// notifier as plain notifications until the session closes. With
+    /// `may_read` (the session's caller, when the resource server is on),
+    /// only updates of resources the caller may read: a subscription also
+    /// covers sub-resources, which may need scopes the subscribed one does
+    /// not.
+    pub(crate) fn spawn_forwarder(
+        self: &Arc<Self>,
+        bus: &Arc<dyn NotificationBus>,
+        may_read: Option<MayRead>,
+    ) {
         let mut events = bus.subscribe();
         let this = Arc::clone(self);
         tokio::spawn(async move {
@@ -197,7 +208,7 @@ impl Session {
                     BusEvent::ListChanged { list } => this.notify_list(*list),
                     BusEvent::ResourceUpdated { uri } => {
                         // Spec (2025-11-25): server/resources.mdx#subscriptions
-                        if this.is_subscribed(uri) {
+                        if this.is_subscribed(uri) && may_read.as_ref().is_none_or(|f| f(uri)) {
                             let params = json!({ "uri": uri });
                             this.notify(encode_notification(
                                 ResourceUpdatedNotification::METHOD,

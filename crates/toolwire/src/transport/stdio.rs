@@ -310,7 +310,7 @@ fn on_line(
                     && !session.has_notifier()
                 {
                     session.set_notifier(Some(legacy::Notifier::Writer(out.clone())));
-                    session.spawn_forwarder(server.notification_bus());
+                    session.spawn_forwarder(server.notification_bus(), None);
                 }
             }
             // One in-flight table for both eras.

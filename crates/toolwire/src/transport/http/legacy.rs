@@ -28,7 +28,7 @@ use super::handle::{busy, error, json, plain, sse};
 use super::head::{Head, version_header};
 use super::peers::{self, Kind, Slot};
 use super::{HttpService, names};
-use crate::legacy::{self, InitializeParams, Notifier, Session, StreamQueue};
+use crate::legacy::{self, InitializeParams, MayRead, Notifier, Session, StreamQueue};
 use crate::server::{Prepared, Reply};
 use bytes::{Bytes, BytesMut};
 use futures_util::{FutureExt as _, Stream};
@@ -46,6 +46,23 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use toolwire_proto::{ErrorObject, RequestId};
 
 impl HttpService {
+    /// What the session's caller may read, when the resource server is on:
+    /// the grant it opened the session with (a session belongs to one
+    /// principal; a grant widened later, by a step-up, counts from the
+    /// next session on).
+    #[cfg_attr(not(feature = "auth"), allow(clippy::unused_self))]
+    fn may_read(&self, head: &Head) -> Option<MayRead> {
+        #[cfg(feature = "auth")]
+        if let Some(grant) = head.grant.clone() {
+            let server = self.server.clone();
+            return Some(Box::new(move |uri: &str| {
+                server.resource_lacking(&grant, uri).is_none()
+            }));
+        }
+        let _ = head;
+        None
+    }
+
     /// Opens a session: [`legacy::open`], under a minted id returned in
     /// `Mcp-Session-Id`. Spec (2025-11-25): basic/lifecycle.mdx#initialization
     pub(super) fn initialize(
@@ -78,7 +95,7 @@ impl HttpService {
                 "Service Unavailable: too many sessions; retry later",
             );
         };
-        session.spawn_forwarder(self.server.notification_bus());
+        session.spawn_forwarder(self.server.notification_bus(), self.may_read(head));
         let mut res = json(StatusCode::OK, body);
         if let Ok(value) = HeaderValue::from_str(&sid) {
             res.headers_mut().insert(names::SESSION_ID, value);

@@ -80,6 +80,10 @@ fn server() -> Server {
 }
 
 async fn start(with_auth: bool) -> (SocketAddr, Arc<AtomicUsize>) {
+    start_with(server(), with_auth).await
+}
+
+async fn start_with(server: Server, with_auth: bool) -> (SocketAddr, Arc<AtomicUsize>) {
     let calls = Arc::new(AtomicUsize::new(0));
     let mut config = HttpConfig::new();
     if with_auth {
@@ -98,7 +102,7 @@ async fn start(with_auth: bool) -> (SocketAddr, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(toolwire::serve_http_on(
-        server(),
+        server,
         listener,
         config,
         std::future::pending::<()>(),
@@ -318,4 +322,61 @@ async fn a_listen_for_updates_of_a_resource_the_caller_may_not_read_is_refused()
         )
         .await;
     }
+}
+
+/// A legacy session's subscription covers sub-resources, which may need
+/// scopes the subscribed URI does not: their updates reach only a caller
+/// who may read them.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_legacy_subscription_carries_no_update_the_caller_may_not_read() {
+    use std::time::Duration;
+    use toolwire::BusEvent;
+    let server = server();
+    let (addr, _) = start_with(server.clone(), true).await;
+    let legacy = |b: &Value, sid: Option<&str>| {
+        let mut req = Req::post(b)
+            .without("Mcp-Method")
+            .without("Mcp-Name")
+            .set("MCP-Protocol-Version", "2025-11-25")
+            .set("Authorization", "Bearer a");
+        if let Some(sid) = sid {
+            req = req.set("Mcp-Session-Id", sid);
+        }
+        req
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "auth-it", "version": "0"}}});
+    let r = legacy(&init, None)
+        .without("MCP-Protocol-Version")
+        .send(addr)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let sid = r.header("mcp-session-id").expect("session").to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy(&done, Some(&sid)).send(addr).await.status, 202);
+    // `test://vault` needs no scope; `test://vault/7` (the template) needs
+    // `admin`, which token `a` lacks.
+    let sub = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe",
+        "params": {"uri": "test://vault"}});
+    let r = legacy(&sub, Some(&sid)).send(addr).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let get = Req::raw("GET", "/mcp", Vec::new())
+        .add("Accept", "text/event-stream")
+        .add("Mcp-Session-Id", &sid)
+        .add("MCP-Protocol-Version", "2025-11-25")
+        .add("Authorization", "Bearer a");
+    let mut stream = super::client::Open::send(addr, &get).await;
+    stream
+        .read_until(b"text/event-stream", Duration::from_secs(5))
+        .await;
+    // In order: the forwarder passes on (or drops) each update as it comes.
+    for uri in ["test://vault/7", "test://vault"] {
+        server.publish(BusEvent::ResourceUpdated { uri: uri.into() });
+    }
+    stream
+        .read_until(br#""uri":"test://vault"}"#, Duration::from_secs(5))
+        .await;
+    let seen = String::from_utf8_lossy(&stream.buf);
+    assert!(!seen.contains("test://vault/7"), "{seen}");
 }

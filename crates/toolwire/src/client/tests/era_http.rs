@@ -131,3 +131,32 @@ async fn a_forgotten_session_is_initialised_again_once() {
     let new = c.session_id().expect("session");
     assert_ne!(old, new);
 }
+
+#[tokio::test]
+async fn a_legacy_subscription_ends_when_the_get_stream_cannot_be_reopened() {
+    let server = server(60_000, Arc::default());
+    let (addr, stop) = serve_on(&server, "127.0.0.1:0").await;
+    let c = accept_all()
+        .with_protocol_mode(ProtocolMode::Legacy)
+        .connect_http(&format!("http://{addr}/mcp"))
+        .expect("client");
+    let mut sub = c
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    // Let the GET stream open, then take the server away: the stream ends
+    // and every reopening is refused.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    drop(stop);
+    let end = tokio::time::timeout(Duration::from_secs(20), sub.next())
+        .await
+        .expect("the subscription hears of it")
+        .expect("an item");
+    assert!(
+        matches!(&end, Err(crate::client::ClientError::Transport(m)) if m.contains("could not be reopened")),
+        "{end:?}"
+    );
+}

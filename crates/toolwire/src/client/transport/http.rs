@@ -505,6 +505,11 @@ async fn server_stream(
             }
         }
     }
+    // Given up: a legacy `listen` must not wait for what can no longer come.
+    inbound.deliver(super::Inbound::Lost(format!(
+        "the session's GET stream ended and could not be reopened ({} attempts)",
+        STREAM_RETRIES + 1
+    )));
 }
 
 fn preview(bytes: &[u8]) -> String {

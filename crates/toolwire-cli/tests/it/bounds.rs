@@ -331,7 +331,7 @@ async fn unread_legacy_get_streams_under_tool_list_churn_stay_under_64_mb() {
 /// An unread stdout. Small requests with large answers, so that the old
 /// unbounded output queue outgrows the bound quickly: 32 defined tools with
 /// 4,096-character texts make each `tools/list` answer about 140 KB, and 700
-/// of them (a 150-byte request each) are ~100 MB of answers, which the
+/// of them (a 1 KiB request each) are ~100 MB of answers, which the
 /// server before the output bound queued in full (RSS past 64 MB within a
 /// few seconds). With the bound, it stops reading stdin once 4 MiB are
 /// queued, and answers the rest when stdout is read.
@@ -365,10 +365,15 @@ async fn stdio_with_unread_stdout_stays_under_64_mb_and_answers_everything_later
                 .expect("json");
         assert_ne!(answer["result"]["isError"], true, "{answer}");
     }
+    // Each request is padded to about 1 KiB, so that what stays unread
+    // (pipe plus the server's read buffer, about 64 KiB each) is a small
+    // part of the 700 KiB written.
+    let mut padded = meta();
+    padded["io.toolwire.test/pad"] = json!("p".repeat(1024));
     let writer = tokio::spawn(async move {
         for id in 1..=REQUESTS {
             let list = json!({"jsonrpc":"2.0","id":id,"method":"tools/list",
-                "params":{"_meta":meta()}});
+                "params":{"_meta":padded.clone()}});
             let mut line = serde_json::to_vec(&list).expect("json");
             line.push(b'\n');
             stdin.write_all(&line).await.expect("write a request");

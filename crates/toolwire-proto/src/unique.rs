@@ -210,11 +210,41 @@ impl<'de> Seen<'de> {
     }
 }
 
-/// Forwards a `deserialize_*` method, wrapping the visitor.
-macro_rules! forward_deserialize {
-    ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
-        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method($($arg,)* Wrap(visitor))
+/// Inside `impl<'de, D: Deserializer<'de>> Deserializer<'de> for X<D>`
+/// (`X` a one-field tuple struct): every `deserialize_*` method but
+/// `deserialize_ignored_any`, each calling the same method of the wrapped
+/// deserializer with the visitor passed through `$wrap` (a function or a
+/// tuple-struct constructor). Shared by [`UniqueKeys`] and the server's
+/// one-pass request decoder; not a stable API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! forward_deserializer_methods {
+    ($wrap:expr) => {
+        $crate::forward_deserializer_methods! {
+            @each $wrap;
+            deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16()
+            deserialize_i32() deserialize_i64() deserialize_i128() deserialize_u8()
+            deserialize_u16() deserialize_u32() deserialize_u64() deserialize_u128()
+            deserialize_f32() deserialize_f64() deserialize_char() deserialize_str()
+            deserialize_string() deserialize_bytes() deserialize_byte_buf()
+            deserialize_option() deserialize_unit() deserialize_seq() deserialize_map()
+            deserialize_identifier()
+            deserialize_unit_struct(name: &'static str)
+            deserialize_newtype_struct(name: &'static str)
+            deserialize_tuple(len: usize)
+            deserialize_tuple_struct(name: &'static str, len: usize)
+            deserialize_struct(name: &'static str, fields: &'static [&'static str])
+            deserialize_enum(name: &'static str, variants: &'static [&'static str])
+        }
+    };
+    (@each $wrap:expr; $($method:ident($($arg:ident: $ty:ty),*))*) => {$(
+        #[inline]
+        fn $method<V: ::serde::de::Visitor<'de>>(
+            self,
+            $($arg: $ty,)*
+            visitor: V,
+        ) -> ::core::result::Result<V::Value, D::Error> {
+            self.0.$method($($arg,)* ($wrap)(visitor))
         }
     )*};
 }
@@ -222,21 +252,7 @@ macro_rules! forward_deserialize {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for UniqueKeys<D> {
     type Error = D::Error;
 
-    forward_deserialize! {
-        deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16()
-        deserialize_i32() deserialize_i64() deserialize_i128() deserialize_u8()
-        deserialize_u16() deserialize_u32() deserialize_u64() deserialize_u128()
-        deserialize_f32() deserialize_f64() deserialize_char() deserialize_str()
-        deserialize_string() deserialize_bytes() deserialize_byte_buf()
-        deserialize_option() deserialize_unit() deserialize_seq() deserialize_map()
-        deserialize_identifier()
-        deserialize_unit_struct(name: &'static str)
-        deserialize_newtype_struct(name: &'static str)
-        deserialize_tuple(len: usize)
-        deserialize_tuple_struct(name: &'static str, len: usize)
-        deserialize_struct(name: &'static str, fields: &'static [&'static str])
-        deserialize_enum(name: &'static str, variants: &'static [&'static str])
-    }
+    crate::forward_deserializer_methods!(Wrap);
 
     /// Walked, not skipped: the names inside an ignored member are checked
     /// too.

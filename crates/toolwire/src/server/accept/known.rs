@@ -119,34 +119,10 @@ impl<'de, S: DeserializeSeed<'de>> DeserializeSeed<'de> for Known<S> {
 /// member it does not know.
 struct Value<D>(D);
 
-/// Forwards `deserialize_*` methods as they are.
-macro_rules! forward {
-    ($($method:ident($($arg:ident: $ty:ty),*))*) => {$(
-        #[inline]
-        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, D::Error> {
-            self.0.$method($($arg,)* visitor)
-        }
-    )*};
-}
-
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for Value<D> {
     type Error = D::Error;
 
-    forward! {
-        deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16()
-        deserialize_i32() deserialize_i64() deserialize_i128() deserialize_u8()
-        deserialize_u16() deserialize_u32() deserialize_u64() deserialize_u128()
-        deserialize_f32() deserialize_f64() deserialize_char() deserialize_str()
-        deserialize_string() deserialize_bytes() deserialize_byte_buf()
-        deserialize_option() deserialize_unit() deserialize_seq() deserialize_map()
-        deserialize_identifier()
-        deserialize_unit_struct(name: &'static str)
-        deserialize_newtype_struct(name: &'static str)
-        deserialize_tuple(len: usize)
-        deserialize_tuple_struct(name: &'static str, len: usize)
-        deserialize_struct(name: &'static str, fields: &'static [&'static str])
-        deserialize_enum(name: &'static str, variants: &'static [&'static str])
-    }
+    toolwire_proto::forward_deserializer_methods!(std::convert::identity);
 
     fn deserialize_ignored_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, D::Error> {
         Err(de::Error::custom(UNKNOWN))

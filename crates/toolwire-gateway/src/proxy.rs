@@ -21,7 +21,7 @@ use toolwire::proto::types::{
     Prompt as PromptDefinition, ResultOrInputRequired, Tool as ToolDefinition,
 };
 use toolwire::{
-    ClientError, HandlerError, HandlerOutput, InputRequired, Prompt, PromptArguments,
+    ClientError, Forwarded, HandlerError, HandlerOutput, InputRequired, Prompt, PromptArguments,
     RegistrationError, RequestContext, RequestOptions, Tool, ToolCall, ToolResult,
 };
 
@@ -71,28 +71,33 @@ pub(crate) fn tool(
     }
     let link = Arc::clone(link);
     let name: Arc<str> = def.name.as_str().into();
-    builder.handler(move |args: Value, cx: RequestContext| {
+    builder.forwarding_handler(move |args: Value, cx: RequestContext| {
         let link = Arc::clone(&link);
         let name = Arc::clone(&name);
         async move { call_tool(&link, &name, args, &cx).await }
     })
 }
 
+/// A call forwarded: a modern upstream's complete result goes downstream
+/// as the JSON it arrived in (the server re-encodes it only for a legacy
+/// client); everything else as an ordinary tool output.
 async fn call_tool(
     link: &Link,
     name: &str,
     args: Value,
     cx: &RequestContext,
-) -> Result<ToolResult, HandlerError> {
+) -> Result<Forwarded, HandlerError> {
     let (state, hold) = relay_round(link, cx)?;
     let Some(client) = link.client() else {
-        return Ok(ToolResult::error_text(link.down_reason()));
+        return Ok(ToolResult::error_text(link.down_reason()).into());
     };
     let mut call = ToolCall::new(name)
         .with_arguments(args)
         .with_options(options(link, cx));
     if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
-        return held::call(link, client, call, hold, cx).await;
+        return held::call(link, client, call, hold, cx)
+            .await
+            .map(Into::into);
     }
     if let Some(r) = cx.input_responses() {
         call = call.with_input_responses(r.clone());
@@ -101,17 +106,17 @@ async fn call_tool(
         call = call.with_request_state(s);
     }
     let outcome = tokio::select! {
-        r = client.call_tool_once(call) => r,
+        r = client.call_tool_encoded(call) => r,
         // Dropping the call cancels it upstream; the server sends nothing
         // downstream for a cancelled request.
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
-        Ok(ResultOrInputRequired::Complete(result)) => Ok(HandlerOutput::Complete(result)),
+        Ok(ResultOrInputRequired::Complete(json)) => Ok(Forwarded::Json(json)),
         Ok(ResultOrInputRequired::InputRequired(ir)) => {
-            Ok(HandlerOutput::InputRequired(relay_input(link, ir)))
+            Ok(ToolResult::InputRequired(relay_input(link, ir)).into())
         }
-        Err(e) => failure(link, &client, e).map(ToolResult::error_text),
+        Err(e) => failure(link, &client, e).map(|text| ToolResult::error_text(text).into()),
     }
 }
 

@@ -48,6 +48,7 @@ mod mrtr;
 mod options;
 mod tools;
 pub(crate) mod transport;
+mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -339,6 +340,24 @@ impl Client {
         self.call_tool_inner(call, true).await
     }
 
+    /// [`call_tool_once`](Self::call_tool_once) for an intermediary that
+    /// passes the result on: a complete result is the JSON the server sent,
+    /// unparsed (checked only to be an object with a `content` array, and
+    /// not against the tool's `outputSchema`: the receiver checks it), with
+    /// `resultType: "complete"` added if the server left it out. The
+    /// arguments are still checked against the tool's input schema when
+    /// the client knows the tool.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_tool_once`](Self::call_tool_once).
+    pub async fn call_tool_encoded(
+        &self,
+        call: ToolCall,
+    ) -> Result<ResultOrInputRequired<Box<serde_json::value::RawValue>>, ClientError> {
+        self.call_tool_encoded_inner(call).await
+    }
+
     /// Every prompt, walking all pages of `prompts/list` (each page cached).
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
         self.all_pages(ListPromptsRequest::METHOD, "prompts").await
@@ -427,7 +446,7 @@ impl Client {
     ) -> Result<ResultOrInputRequired<M::Result>, ClientError> {
         let params = to_object(&params)?;
         match self.drive(M::METHOD, params, &options, true).await? {
-            mrtr::Driven::Complete(v) => parse(M::METHOD, v).map(ResultOrInputRequired::Complete),
+            mrtr::Driven::Complete(v) => v.parse(M::METHOD).map(ResultOrInputRequired::Complete),
             mrtr::Driven::InputRequired(r) => Ok(ResultOrInputRequired::InputRequired(r)),
         }
     }
@@ -454,7 +473,7 @@ impl Client {
             return parse(M::METHOD, v);
         }
         match self.drive(M::METHOD, params, options, false).await? {
-            mrtr::Driven::Complete(v) => parse(M::METHOD, v),
+            mrtr::Driven::Complete(v) => v.parse(M::METHOD),
             mrtr::Driven::InputRequired(r) => Err(ClientError::InputRequired(Box::new(r))),
         }
     }

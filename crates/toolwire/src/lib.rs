@@ -115,7 +115,7 @@ pub use resource::{
 pub use schema::SchemaError;
 pub use server::{Server, ServerConfig};
 pub use signal::shutdown_signal;
-pub use tool::{Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
+pub use tool::{Forwarded, Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
 #[cfg(feature = "http")]
 pub use transport::http::{
     HttpBody, HttpConfig, HttpResponseFuture, HttpService, serve_http, serve_http_on,

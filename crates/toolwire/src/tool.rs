@@ -6,13 +6,13 @@ mod finite;
 
 use crate::context::RequestContext;
 use crate::handler::{
-    BoxFuture, Handled, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput,
-    RegistrationError,
+    BoxFuture, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput, RegistrationError,
 };
 use crate::schema::CompiledSchema;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::marker::PhantomData;
@@ -24,7 +24,39 @@ use toolwire_proto::types::{
 use toolwire_proto::{ErrorObject, validate_tool_name};
 
 type Handler =
-    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Handled<CallToolResult>> + Send + Sync>;
+    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Result<ToolReply, HandlerError>> + Send + Sync>;
+
+/// What the erased handler of a tool resolves to.
+pub(crate) enum ToolReply {
+    Output(HandlerOutput<CallToolResult>),
+    /// A complete result as JSON, from a [`forwarding_handler`](ToolBuilder::forwarding_handler).
+    Encoded(Box<RawValue>),
+}
+
+/// What a [`forwarding_handler`](ToolBuilder::forwarding_handler) returns:
+/// what the server it forwards to answered, still encoded, or any output
+/// an ordinary tool handler may give.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Forwarded {
+    /// A complete `CallToolResult` (`resultType` included) as the JSON it
+    /// arrived in. Clients of the current revision get it byte for byte,
+    /// without the checks the server makes of a result it builds itself
+    /// (the `outputSchema`, the text copy of `structuredContent`, its own
+    /// `serverInfo`): those are the answering server's, and the client
+    /// checks the result anyway. For a legacy client it is read and
+    /// treated like any result; one that does not read as a
+    /// `CallToolResult` is then an internal error.
+    Json(Box<RawValue>),
+    /// Anything an ordinary tool handler returns.
+    Output(ToolResult),
+}
+
+impl From<ToolResult> for Forwarded {
+    fn from(output: ToolResult) -> Self {
+        Self::Output(output)
+    }
+}
 
 /// What a tool call produced: a finished `CallToolResult`, or a request for
 /// input. Spec: basic/patterns/mrtr.mdx
@@ -552,11 +584,11 @@ fn typed_arguments<I: DeserializeOwned>(
     serde_json::from_value::<I>(args)
 }
 
-fn bad_arguments(e: &serde_json::Error) -> Handled<CallToolResult> {
-    Ok(HandlerOutput::Complete(CallToolResult::error_text(
-        format!(
+fn bad_arguments(e: &serde_json::Error) -> Result<ToolReply, HandlerError> {
+    Ok(ToolReply::Output(HandlerOutput::Complete(
+        CallToolResult::error_text(format!(
             "Invalid arguments: {e}. Fix the arguments to match the tool's inputSchema and call again."
-        ),
+        )),
     )))
 }
 
@@ -578,7 +610,34 @@ impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
-                f(input, cx).await.into_handler_output()
+                f(input, cx)
+                    .await
+                    .into_handler_output()
+                    .map(ToolReply::Output)
+            })
+        }))
+    }
+}
+
+impl ToolBuilder<Value, Untyped> {
+    /// Finishes the tool with the handler of a proxy: it gets the
+    /// arguments as JSON and may answer with the forwarded server's result
+    /// still encoded ([`Forwarded::Json`]), which the server then passes
+    /// on without decoding and re-encoding it. The arguments were checked
+    /// against the input schema first, as for any tool.
+    pub fn forwarding_handler<F, Fut>(self, f: F) -> Result<Tool, RegistrationError>
+    where
+        F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Forwarded, HandlerError>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        self.finish(Arc::new(move |args, cx| {
+            let f = Arc::clone(&f);
+            Box::pin(async move {
+                Ok(match f(args, cx).await? {
+                    Forwarded::Json(json) => ToolReply::Encoded(json),
+                    Forwarded::Output(output) => ToolReply::Output(output),
+                })
             })
         }))
     }
@@ -603,10 +662,12 @@ impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
-                match f(input, cx).await.into_typed_output()? {
-                    HandlerOutput::Complete(out) => Ok(HandlerOutput::Complete(structured(&out)?)),
-                    HandlerOutput::InputRequired(ir) => Ok(HandlerOutput::InputRequired(ir)),
-                }
+                Ok(ToolReply::Output(
+                    match f(input, cx).await.into_typed_output()? {
+                        HandlerOutput::Complete(out) => HandlerOutput::Complete(structured(&out)?),
+                        HandlerOutput::InputRequired(ir) => HandlerOutput::InputRequired(ir),
+                    },
+                ))
             })
         }))
     }

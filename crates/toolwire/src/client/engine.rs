@@ -8,28 +8,22 @@ use super::listen::Subscription;
 use super::options::{RequestOptions, ToolCall};
 use super::tools::{KnownTool, Lookup};
 use super::transport::{Incoming, Outgoing, TransportKind};
-use super::{Client, mrtr, parse};
-use bytes::Bytes;
+use super::{Client, mrtr};
+use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
-use toolwire_proto::header::encode_header_value;
-use toolwire_proto::header::{METHOD_HEADER, NAME_HEADER, PROTOCOL_VERSION_HEADER};
-use toolwire_proto::meta::{
-    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY,
-    PROTOCOL_VERSION_KEY,
-};
 use toolwire_proto::types::{
-    CallToolRequest, CallToolResult, GetPromptRequest, ListToolsRequest,
-    LoggingMessageNotification, LoggingMessageNotificationParams, NotificationMethod,
-    ProgressNotification, ProgressNotificationParams, ProgressToken, ReadResourceRequest,
-    RequestMethod, ResultOrInputRequired, ResultType, SubscriptionFilter,
-    SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, Tool,
-    UnsupportedProtocolVersionData,
+    CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotification,
+    LoggingMessageNotificationParams, NotificationMethod, ProgressNotification,
+    ProgressNotificationParams, ProgressToken, ReadResourceRequest, RequestMethod,
+    ResultOrInputRequired, ResultType, SubscriptionFilter, SubscriptionsAcknowledgedNotification,
+    SubscriptionsListenRequest, Tool, UnsupportedProtocolVersionData,
 };
-use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_request};
+use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
 /// The shape of one outgoing request: the modern `_meta` and headers at a
 /// version, a request in a legacy session at its version, or the legacy
@@ -54,16 +48,65 @@ pub(crate) enum Kind {
 /// Reads `resultType`: absent means complete; an unknown value is an error.
 // Spec: basic/index.mdx#resulttype
 pub(crate) fn result_kind(v: &Value) -> Result<Kind, ClientError> {
-    match v.get("resultType") {
-        None => Ok(Kind::Complete),
-        Some(t) => match serde_json::from_value::<ResultType>(t.clone()) {
-            Ok(ResultType::Complete) => Ok(Kind::Complete),
-            Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
-            Err(_) => Err(ClientError::UnknownResultType(match t {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            })),
-        },
+    v.get("resultType").map_or(Ok(Kind::Complete), kind_of)
+}
+
+fn kind_of(t: &Value) -> Result<Kind, ClientError> {
+    match serde_json::from_value::<ResultType>(t.clone()) {
+        Ok(ResultType::Complete) => Ok(Kind::Complete),
+        Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
+        Err(_) => Err(ClientError::UnknownResultType(match t {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })),
+    }
+}
+
+/// A result: as the server sent it, or as the cache keeps it.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    Raw(Box<RawValue>),
+    Value(Value),
+}
+
+impl Answer {
+    /// What `resultType` says the result is. A raw result is only scanned
+    /// for it here; nothing else is read twice into memory.
+    pub(crate) fn kind(&self) -> Result<Kind, ClientError> {
+        match self {
+            Self::Value(v) => result_kind(v),
+            Self::Raw(raw) => {
+                /// The one member looked at before the result is parsed.
+                #[derive(serde::Deserialize)]
+                struct Peek {
+                    #[serde(rename = "resultType")]
+                    result_type: Option<Value>,
+                }
+                // A result that is not even an object is complete here and
+                // fails where it is parsed, as a `Value` result would.
+                let peeked = serde_json::from_str::<Peek>(raw.get()).ok();
+                match peeked.and_then(|p| p.result_type) {
+                    None => Ok(Kind::Complete),
+                    Some(t) => kind_of(&t),
+                }
+            }
+        }
+    }
+
+    /// The result read as `T`, with `method` named in the error.
+    pub(crate) fn parse<T: DeserializeOwned>(self, method: &str) -> Result<T, ClientError> {
+        self.parse_with(|e| ClientError::Protocol(format!("malformed {method} result: {e}")))
+    }
+
+    /// The result read as `T`, or `error`'s error.
+    pub(crate) fn parse_with<T: DeserializeOwned>(
+        self,
+        error: impl FnOnce(serde_json::Error) -> ClientError,
+    ) -> Result<T, ClientError> {
+        match self {
+            Self::Raw(raw) => serde_json::from_str(raw.get()).map_err(error),
+            Self::Value(v) => serde_json::from_value(v).map_err(error),
+        }
     }
 }
 
@@ -84,6 +127,12 @@ pub(crate) fn normalize_cache_hints(v: &mut Value) {
     ) {
         obj.insert("cacheScope".into(), Value::from("private"));
     }
+}
+
+/// A raw result as a `Value`.
+pub(crate) fn to_value(raw: &RawValue) -> Result<Value, ClientError> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| ClientError::Protocol(format!("unreadable result: {e}")))
 }
 
 impl Client {
@@ -114,142 +163,39 @@ impl Client {
         RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// `params` plus `_meta` with the protocol members; returns the progress
-    /// token if one was asked for.
-    fn with_meta(
-        &self,
-        params: &Map<String, Value>,
-        wire: Wire<'_>,
-        options: &RequestOptions,
-    ) -> (Map<String, Value>, Option<ProgressToken>) {
-        let mut params = params.clone();
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        for (k, v) in &options.meta {
-            meta.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-        if let Wire::Modern(version) = wire {
-            // Spec: basic/index.mdx#meta — protocolVersion and
-            // clientCapabilities on every request, clientInfo unless
-            // configured otherwise.
-            meta.insert(PROTOCOL_VERSION_KEY.into(), Value::from(version));
-            meta.insert(
-                CLIENT_CAPABILITIES_KEY.into(),
-                options
-                    .capabilities
-                    .clone()
-                    .unwrap_or_else(|| self.inner.capabilities_json.clone()),
-            );
-            if let Some(info) = &self.inner.info {
-                meta.entry(CLIENT_INFO_KEY).or_insert_with(|| info.clone());
-            }
-        } else {
-            // A legacy session carries all of that; a legacy server must not
-            // see the modern version key, or it may serve the request as a
-            // modern one.
-            meta.remove(PROTOCOL_VERSION_KEY);
-        }
-        let token = options.progress.as_ref().map(|_| {
-            let n = self.inner.next_token.fetch_add(1, Ordering::Relaxed);
-            ProgressToken::String(format!("toolwire-{n}"))
-        });
-        if let Some(t) = &token {
-            meta.insert(
-                PROGRESS_TOKEN_KEY.into(),
-                serde_json::to_value(t).unwrap_or_default(),
-            );
-        }
-        if let (Some((level, _)), Wire::Modern(_)) = (&options.log, wire) {
-            meta.insert(
-                LOG_LEVEL_KEY.into(),
-                serde_json::to_value(level).unwrap_or_default(),
-            );
-        }
-        // Spec: basic/index.mdx#opentelemetry-trace-context
-        #[cfg(feature = "otel")]
-        crate::otel::inject(&mut meta);
-        if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        (params, token)
-    }
-
-    /// The HTTP headers of a request: the version, the method, the name
-    /// where required, and the `Mcp-Param-*` mirrors for `tools/call`.
-    // Spec: basic/transports/streamable-http.mdx#request-metadata
-    fn http_headers(
-        &self,
-        method: &str,
-        params: &Map<String, Value>,
-        wire: Wire<'_>,
-    ) -> Vec<(String, String)> {
-        if self.inner.kind != TransportKind::Http {
-            return Vec::new();
-        }
-        let version = match wire {
-            Wire::Modern(v) => v,
-            // Spec (2025-06-18): basic/transports.mdx#protocol-version-header
-            // — every request after initialize names the version; 2025-03-26
-            // had no such header.
-            Wire::Legacy(v) if v != "2025-03-26" => {
-                return vec![(PROTOCOL_VERSION_HEADER.to_owned(), v.to_owned())];
-            }
-            Wire::Legacy(_) | Wire::Initialize => return Vec::new(),
-        };
-        let mut headers = vec![
-            (PROTOCOL_VERSION_HEADER.to_owned(), version.to_owned()),
-            (METHOD_HEADER.to_owned(), method.to_owned()),
-        ];
-        let name_field = match method {
-            CallToolRequest::METHOD | GetPromptRequest::METHOD => Some("name"),
-            ReadResourceRequest::METHOD => Some("uri"),
-            _ => None,
-        };
-        if let Some(name) = name_field
-            .and_then(|f| params.get(f))
-            .and_then(Value::as_str)
-        {
-            headers.push((
-                NAME_HEADER.to_owned(),
-                encode_header_value(name).into_owned(),
-            ));
-        }
-        if method == CallToolRequest::METHOD
-            && let Some(name) = params.get("name").and_then(Value::as_str)
-            && let Lookup::Known(tool) = self.inner.tools.lookup(name)
-        {
-            let empty = Value::Object(Map::new());
-            let args = params.get("arguments").unwrap_or(&empty);
-            headers.extend(tool.param_headers(args));
-        }
-        headers
-    }
-
     /// One request in the era the client settled on (deciding it first).
-    /// Returns the raw result.
     pub(crate) async fn request_value(
         &self,
         method: &'static str,
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
+        to_value(&self.request_raw(method, &params, options).await?)
+    }
+
+    /// [`request_value`](Self::request_value), the result as the server
+    /// sent it.
+    pub(crate) async fn request_raw(
+        &self,
+        method: &'static str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         self.ensure_era().await?;
         match self.legacy_session() {
-            Some(_) => self.legacy_value(method, params, options).await,
-            None => self.modern_value(method, params, options).await,
+            Some(_) => self.legacy_raw(method, params, options).await,
+            None => self.modern_raw(method, params, options).await,
         }
     }
 
     /// One request in a legacy session: re-initialises once when the server
     /// forgot the session, and maps legacy errors to their modern form.
-    async fn legacy_value(
+    async fn legacy_raw(
         &self,
         method: &'static str,
-        params: Map<String, Value>,
+        params: &Map<String, Value>,
         options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<RawValue>, ClientError> {
         let mut reinitialized = false;
         loop {
             let Some(session) = self.legacy_session() else {
@@ -259,7 +205,7 @@ impl Client {
                 self.legacy_log_level(&session, level).await;
             }
             match self
-                .round(method, &params, Wire::Legacy(&session.version), options)
+                .round_raw(method, params, Wire::Legacy(&session.version), options)
                 .await
             {
                 // Spec (2025-11-25): basic/transports.mdx#session-management
@@ -326,19 +272,30 @@ impl Client {
 
     /// One modern request: a round trip, retried once after `-32022` with a
     /// version both sides speak, and for `tools/call` over HTTP once after
-    /// `-32020` with a refreshed tool list. Returns the raw result.
+    /// `-32020` with a refreshed tool list.
     pub(crate) async fn modern_value(
         &self,
         method: &'static str,
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
+        to_value(&self.modern_raw(method, &params, options).await?)
+    }
+
+    /// [`modern_value`](Self::modern_value), the result as the server sent
+    /// it.
+    pub(crate) async fn modern_raw(
+        &self,
+        method: &'static str,
+        params: &Map<String, Value>,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         let mut version_retried = false;
         let mut headers_retried = false;
         loop {
             let version = self.protocol_version();
             match self
-                .round(method, &params, Wire::Modern(&version), options)
+                .round_raw(method, params, Wire::Modern(&version), options)
                 .await
             {
                 Err(ClientError::Rpc(e))
@@ -405,7 +362,8 @@ impl Client {
         Ok(())
     }
 
-    /// One round trip with a fresh id, within the timeout.
+    /// One round trip with a fresh id, within the timeout; the result as
+    /// a `Value`.
     pub(crate) async fn round(
         &self,
         method: &str,
@@ -413,11 +371,23 @@ impl Client {
         wire: Wire<'_>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
+        to_value(&self.round_raw(method, params, wire, options).await?)
+    }
+
+    /// One round trip with a fresh id, within the timeout; the result as
+    /// the server sent it.
+    pub(crate) async fn round_raw(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        wire: Wire<'_>,
+        options: &RequestOptions,
+    ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
-        let (params, token) = self.with_meta(params, wire, options);
-        let headers = self.http_headers(method, &params, wire);
+        let headers = self.http_headers(method, params, wire)?;
+        let (body, token) = self.encode(&id, method, params, wire, options);
         let out = Outgoing {
-            body: Bytes::from(encode_request(&id, method, Some(&params))),
+            body,
             id,
             headers,
             progress_token: token.clone(),
@@ -466,7 +436,7 @@ impl Client {
             None => None,
         };
         let fetched: Result<Value, ClientError> = async {
-            let mut v = self.request_value(method, params.clone(), options).await?;
+            let mut v = to_value(&self.request_raw(method, &params, options).await?)?;
             if let Kind::InputRequired = result_kind(&v)? {
                 // Spec: server/utilities/caching.mdx — interim results are
                 // not cacheable.
@@ -560,21 +530,81 @@ impl Client {
         call: ToolCall,
         manual: bool,
     ) -> Result<ResultOrInputRequired<CallToolResult>, ClientError> {
+        let (tool, driven) = self.drive_call(call, manual).await?;
+        let v = match driven {
+            mrtr::Driven::Complete(v) => v,
+            mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
+        };
+        let result: CallToolResult = v.parse(CallToolRequest::METHOD)?;
+        if let Some(tool) = tool {
+            check_output(&tool, &result)?;
+        }
+        Ok(ResultOrInputRequired::Complete(result))
+    }
+
+    /// One round of `tools/call` whose complete result stays the JSON the
+    /// server sent, checked only to be a complete result with a `content`
+    /// array.
+    pub(crate) async fn call_tool_encoded_inner(
+        &self,
+        call: ToolCall,
+    ) -> Result<ResultOrInputRequired<Box<RawValue>>, ClientError> {
+        /// What is checked of a result passed on encoded.
+        #[derive(serde::Deserialize)]
+        #[allow(dead_code, reason = "read only to check the shape")]
+        struct Shape {
+            content: Vec<serde::de::IgnoredAny>,
+            #[serde(rename = "isError")]
+            is_error: Option<bool>,
+            #[serde(rename = "resultType")]
+            result_type: Option<serde::de::IgnoredAny>,
+        }
+        let raw = match self.drive_call(call, true).await?.1 {
+            mrtr::Driven::Complete(Answer::Raw(raw)) => raw,
+            mrtr::Driven::Complete(Answer::Value(v)) => serde_json::value::to_raw_value(&v)
+                .map_err(|e| ClientError::Protocol(format!("unencodable result: {e}")))?,
+            mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
+        };
+        let malformed =
+            |e| ClientError::Protocol(format!("malformed {} result: {e}", CallToolRequest::METHOD));
+        let shape = serde_json::from_str::<Shape>(raw.get()).map_err(malformed)?;
+        if shape.result_type.is_some() {
+            return Ok(ResultOrInputRequired::Complete(raw));
+        }
+        // A legacy server (or a careless one) leaves `resultType` out; what
+        // is passed on is a whole result of this revision.
+        let mut v = to_value(&raw)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("resultType".into(), Value::from("complete"));
+        }
+        serde_json::value::to_raw_value(&v)
+            .map(ResultOrInputRequired::Complete)
+            .map_err(malformed)
+    }
+
+    /// Checks a call's arguments against the tool, if the client knows it,
+    /// and drives the call.
+    async fn drive_call(
+        &self,
+        call: ToolCall,
+        manual: bool,
+    ) -> Result<(Option<Arc<KnownTool>>, mrtr::Driven), ClientError> {
         let tool = self.known_tool(&call.name).await?;
-        if let (Some(tool), Some(args)) = (&tool, &call.arguments)
-            && let Err((parameter, reason)) = tool.check_arguments(&Value::Object(args.clone()))
-        {
-            return Err(ClientError::InvalidArgument {
-                tool: call.name.clone(),
-                parameter,
-                reason,
-            });
-        }
         let mut params = Map::new();
-        params.insert("name".into(), Value::String(call.name.clone()));
-        if let Some(args) = &call.arguments {
-            params.insert("arguments".into(), Value::Object(args.clone()));
+        if let Some(args) = call.arguments {
+            let args = Value::Object(args);
+            if let Some(tool) = &tool
+                && let Err((parameter, reason)) = tool.check_arguments(&args)
+            {
+                return Err(ClientError::InvalidArgument {
+                    tool: call.name,
+                    parameter,
+                    reason,
+                });
+            }
+            params.insert("arguments".into(), args);
         }
+        params.insert("name".into(), Value::String(call.name));
         let driven = self
             .drive_from(
                 CallToolRequest::METHOD,
@@ -585,15 +615,7 @@ impl Client {
                 manual,
             )
             .await?;
-        let v = match driven {
-            mrtr::Driven::Complete(v) => v,
-            mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
-        };
-        let result: CallToolResult = parse(CallToolRequest::METHOD, v)?;
-        if let Some(tool) = tool {
-            check_output(&tool, &result)?;
-        }
-        Ok(ResultOrInputRequired::Complete(result))
+        Ok((tool, driven))
     }
 
     pub(crate) async fn open_listen(
@@ -615,10 +637,10 @@ impl Client {
             let version = self.protocol_version();
             let id = self.next_id();
             let wire = Wire::Modern(&version);
-            let (body, _) = self.with_meta(&params, wire, &RequestOptions::default());
+            let (body, _) = self.encode(&id, method, &params, wire, &RequestOptions::default());
             let out = Outgoing {
-                headers: self.http_headers(method, &body, wire),
-                body: Bytes::from(encode_request(&id, method, Some(&body))),
+                headers: self.http_headers(method, &params, wire)?,
+                body,
                 id: id.clone(),
                 progress_token: None,
                 wants_logs: false,

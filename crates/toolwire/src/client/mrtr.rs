@@ -8,7 +8,7 @@
 
 use super::Client;
 use super::cache::cacheable;
-use super::engine::{Kind, result_kind};
+use super::engine::{Answer, Kind};
 use super::error::ClientError;
 use super::options::RequestOptions;
 use serde::Serialize;
@@ -19,8 +19,8 @@ use toolwire_proto::types::{InputRequest, InputRequiredResult, InputResponses, R
 /// How a driven request ended.
 #[derive(Debug)]
 pub(crate) enum Driven {
-    /// A complete result, raw.
-    Complete(Value),
+    /// A complete result.
+    Complete(Answer),
     /// Manual mode, or no input handlers at all: the caller decides.
     InputRequired(InputRequiredResult),
 }
@@ -52,7 +52,7 @@ impl Client {
     pub(crate) async fn drive_from(
         &self,
         method: &'static str,
-        params: Map<String, Value>,
+        mut params: Map<String, Value>,
         mut responses: Option<InputResponses>,
         mut state: Option<String>,
         options: &RequestOptions,
@@ -61,24 +61,26 @@ impl Client {
         let mut rounds = 0;
         loop {
             let retry = responses.is_some() || state.is_some();
-            let mut round = params.clone();
-            if let Some(r) = responses.take() {
-                round.insert("inputResponses".into(), Value::Object(r));
-            }
-            if let Some(s) = state.take() {
-                round.insert("requestState".into(), Value::String(s));
-            }
+            // Each round carries its own answers and state, or none.
+            match responses.take() {
+                Some(r) => params.insert("inputResponses".into(), Value::Object(r)),
+                None => params.remove("inputResponses"),
+            };
+            match state.take() {
+                Some(s) => params.insert("requestState".into(), Value::String(s)),
+                None => params.remove("requestState"),
+            };
             // Spec: server/utilities/caching.mdx#cache-key — results of MRTR
             // retries are never cached, so only a first round goes through
             // the cache.
-            let v = if !retry && cacheable(method).is_some() {
-                self.cached(method, round, options).await?
+            let answer = if !retry && cacheable(method).is_some() {
+                Answer::Value(self.cached(method, params.clone(), options).await?)
             } else {
-                self.request_value(method, round, options).await?
+                Answer::Raw(self.request_raw(method, &params, options).await?)
             };
-            let input_required = match result_kind(&v)? {
-                Kind::Complete => return Ok(Driven::Complete(v)),
-                Kind::InputRequired => parse_input_required(method, v)?,
+            let input_required = match answer.kind()? {
+                Kind::Complete => return Ok(Driven::Complete(answer)),
+                Kind::InputRequired => parse_input_required(method, answer)?,
             };
             if manual || !self.has_input_handlers() {
                 return Ok(Driven::InputRequired(input_required));
@@ -135,7 +137,7 @@ impl Client {
     }
 }
 
-fn parse_input_required(method: &str, v: Value) -> Result<InputRequiredResult, ClientError> {
+fn parse_input_required(method: &str, v: Answer) -> Result<InputRequiredResult, ClientError> {
     if !may_require_input(method) {
         // Spec: basic/patterns/mrtr.mdx#supported-requests
         return Err(ClientError::Protocol(format!(
@@ -162,8 +164,8 @@ fn may_require_input(method: &str) -> bool {
     .any(|(m, may)| *may && *m == method)
 }
 
-fn parse_as<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ClientError> {
-    serde_json::from_value(v).map_err(|e| {
+fn parse_as<T: DeserializeOwned>(method: &str, v: Answer) -> Result<T, ClientError> {
+    v.parse_with(|e| {
         ClientError::Protocol(format!("malformed input_required result of {method}: {e}"))
     })
 }

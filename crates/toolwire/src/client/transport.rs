@@ -18,6 +18,7 @@ use super::error::ClientError;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use toolwire_proto::types::ProgressToken;
@@ -38,7 +39,7 @@ pub(crate) struct Outgoing {
     pub(crate) body: Bytes,
     /// HTTP headers beyond the fixed ones (`Content-Type`, `Accept`):
     /// `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`.
-    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) headers: Vec<(::http::HeaderName, ::http::HeaderValue)>,
     /// The request's progress token, to route progress on stdio.
     pub(crate) progress_token: Option<ProgressToken>,
     /// Whether the request asked for log messages (stdio routing).
@@ -111,8 +112,10 @@ pub(crate) enum Incoming {
         method: String,
         params: Option<Value>,
     },
-    /// The response: the end of an ordinary request.
-    Response(Result<Value, ErrorObject>),
+    /// The response: the end of an ordinary request. The result stays
+    /// raw JSON: most callers read it straight into their typed result,
+    /// and a gateway passes it on as it came.
+    Response(Result<Box<RawValue>, ErrorObject>),
 }
 
 impl Incoming {
@@ -146,15 +149,7 @@ pub(crate) fn decode_any(bytes: &[u8]) -> Result<Decoded, ClientError> {
             },
             None,
         )),
-        Ok(Message::Response(r)) => {
-            let outcome = match r.outcome {
-                Ok(raw) => serde_json::from_str(raw.get())
-                    .map_err(|e| ClientError::Protocol(format!("unreadable result: {e}")))
-                    .map(Ok)?,
-                Err(e) => Err(e),
-            };
-            Ok(Decoded::Message(Incoming::Response(outcome), r.id))
-        }
+        Ok(Message::Response(r)) => Ok(Decoded::Message(Incoming::Response(r.outcome), r.id)),
         Ok(Message::Request(r)) => Ok(Decoded::Request(Inbound::Request {
             id: r.id,
             method: r.method,

@@ -5,7 +5,7 @@ use super::outcome::{Outcome, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolReply};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
@@ -92,6 +92,23 @@ impl Server {
             .with_round(input);
         let outcome = (tool.handler)(args, cx.clone()).await;
         cx.finish();
+        let outcome = match outcome {
+            Ok(ToolReply::Output(output)) => Ok(output),
+            // Spec: basic/patterns/mrtr.mdx — a forwarded result is already
+            // whole (`resultType` included); only a legacy client needs it
+            // read and re-encoded.
+            Ok(ToolReply::Encoded(json)) => match shape {
+                Shape::Modern => return self.respond(shape, &id, &json),
+                Shape::Legacy(_) => serde_json::from_str::<CallToolResult>(json.get())
+                    .map(HandlerOutput::Complete)
+                    .map_err(|e| {
+                        HandlerError::Protocol(ErrorObject::internal(format!(
+                            "tool {name:?} forwarded a result that is not a CallToolResult: {e}"
+                        )))
+                    }),
+            },
+            Err(e) => Err(e),
+        };
         match outcome {
             Ok(HandlerOutput::InputRequired(ir)) => {
                 let args = match (kept, raw) {

@@ -175,7 +175,10 @@ impl Transport for FakeHttp {
             let headers: serde_json::Map<String, Value> = request
                 .headers
                 .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .map(|(k, v)| {
+                    let v = v.to_str().expect("a visible ASCII header value");
+                    (k.as_str().to_owned(), Value::String(v.to_owned()))
+                })
                 .collect();
             msg["headers"] = Value::Object(headers);
             self.log.lock().expect("log").push(msg.clone());

@@ -41,25 +41,25 @@ async fn requests_carry_the_standard_headers() {
         .expect("prompt");
 
     let list = &requests(&log, "tools/list")[0]["headers"];
-    assert_eq!(list["MCP-Protocol-Version"], "2026-07-28");
-    assert_eq!(list["Mcp-Method"], "tools/list");
-    assert!(list.get("Mcp-Name").is_none());
+    assert_eq!(list["mcp-protocol-version"], "2026-07-28");
+    assert_eq!(list["mcp-method"], "tools/list");
+    assert!(list.get("mcp-name").is_none());
 
     let call = &requests(&log, "tools/call")[0]["headers"];
-    assert_eq!(call["Mcp-Method"], "tools/call");
-    assert_eq!(call["Mcp-Name"], "regional_echo");
-    assert_eq!(call["Mcp-Param-Region"], "us-west1");
-    assert_eq!(call["Mcp-Param-Priority"], "3");
+    assert_eq!(call["mcp-method"], "tools/call");
+    assert_eq!(call["mcp-name"], "regional_echo");
+    assert_eq!(call["mcp-param-region"], "us-west1");
+    assert_eq!(call["mcp-param-priority"], "3");
     assert!(
-        call.get("Mcp-Param-Flag").is_none(),
+        call.get("mcp-param-flag").is_none(),
         "absent values get no header"
     );
-    assert!(call.get("Mcp-Param-Text").is_none(), "unannotated");
+    assert!(call.get("mcp-param-text").is_none(), "unannotated");
 
     let read = &requests(&log, "resources/read")[0]["headers"];
-    assert_eq!(read["Mcp-Name"], "file:///path/to/file%20name.txt");
+    assert_eq!(read["mcp-name"], "file:///path/to/file%20name.txt");
     let prompt = &requests(&log, "prompts/get")[0]["headers"];
-    assert_eq!(prompt["Mcp-Name"], "=?base64?Y2Fmw6k=?=");
+    assert_eq!(prompt["mcp-name"], "=?base64?Y2Fmw6k=?=");
 }
 
 #[tokio::test]
@@ -77,9 +77,9 @@ async fn values_are_encoded_and_nulls_omitted() {
         .await
         .expect("call");
     let h = &requests(&log, "tools/call")[0]["headers"];
-    assert_eq!(h["Mcp-Param-Region"], "=?base64?IHBhZGRlZCA=?=");
-    assert_eq!(h["Mcp-Param-Flag"], "false");
-    assert!(h.get("Mcp-Param-Priority").is_none());
+    assert_eq!(h["mcp-param-region"], "=?base64?IHBhZGRlZCA=?=");
+    assert_eq!(h["mcp-param-flag"], "false");
+    assert!(h.get("mcp-param-priority").is_none());
 }
 
 #[tokio::test]
@@ -97,7 +97,7 @@ async fn header_mismatch_refreshes_tools_once_and_retries_once() {
                 };
                 vec![result(req, tools_page(json!([tool]), 60_000))]
             }
-            _ if req["headers"].get("Mcp-Param-Region").is_none() => {
+            _ if req["headers"].get("mcp-param-region").is_none() => {
                 vec![error(
                     req,
                     -32020,
@@ -180,9 +180,9 @@ async fn unsafe_integers_are_refused_locally_and_nullable_parameters_work() {
     let calls = requests(&log, "tools/call");
     assert_eq!(calls.len(), 2);
     assert_eq!(
-        calls[0]["headers"]["Mcp-Param-Priority"],
+        calls[0]["headers"]["mcp-param-priority"],
         "9007199254740991"
     );
-    assert!(calls[0]["headers"].get("Mcp-Param-Region").is_none());
-    assert_eq!(calls[1]["headers"]["Mcp-Param-Region"], "eu");
+    assert!(calls[0]["headers"].get("mcp-param-region").is_none());
+    assert_eq!(calls[1]["headers"]["mcp-param-region"], "eu");
 }

@@ -551,3 +551,117 @@ async fn close_escalates_from_sigterm_to_sigkill() {
         }
     }
 }
+
+/// The `_meta` is written straight into the body: the caller's members,
+/// then the options' defaults it lacks, then the protocol members, which
+/// replace any member of the same name; never a name twice; and a legacy
+/// request without the modern version key.
+#[tokio::test]
+async fn meta_members_are_merged_once_each() {
+    use crate::client::engine::Wire;
+    use serde_json::Map;
+    use toolwire_proto::RequestId;
+    let fake = FakeStdio::start(ClientBuilder::new(), simple(json!([])));
+    let options = RequestOptions::new()
+        .with_meta("traceparent", json!("00-from-options"))
+        .with_meta("shared", json!("options"))
+        .with_meta(
+            "io.modelcontextprotocol/protocolVersion",
+            json!("1999-01-01"),
+        )
+        .with_meta(
+            "io.modelcontextprotocol/clientInfo",
+            json!({"name": "mine", "version": "2"}),
+        );
+    let mut params = Map::new();
+    params.insert("name".into(), json!("t"));
+    params.insert(
+        "_meta".into(),
+        json!({"shared": "caller", "io.modelcontextprotocol/clientCapabilities": {"x": {}}}),
+    );
+    let encode = |wire| {
+        let (body, _) =
+            fake.client
+                .encode(&RequestId::Number(7), "tools/call", &params, wire, &options);
+        let text = std::str::from_utf8(&body).expect("UTF-8").to_owned();
+        let unique: toolwire_proto::UniqueValue =
+            toolwire_proto::from_str_unique(&text).expect("no member named twice");
+        unique.0
+    };
+    let modern = encode(Wire::Modern("2026-07-28"));
+    let meta = &modern["params"]["_meta"];
+    assert_eq!(modern["params"]["name"], "t");
+    assert_eq!(meta["shared"], "caller", "the caller's own member wins");
+    assert_eq!(meta["traceparent"], "00-from-options");
+    assert_eq!(
+        meta["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({}),
+        "the client's declared capabilities, not the caller's: {meta}"
+    );
+    assert_eq!(meta["io.modelcontextprotocol/clientInfo"]["name"], "mine");
+    let legacy = encode(Wire::Legacy("2025-11-25"));
+    let meta = &legacy["params"]["_meta"];
+    assert!(
+        meta.get("io.modelcontextprotocol/protocolVersion")
+            .is_none(),
+        "{meta}"
+    );
+    assert_eq!(meta["shared"], "caller");
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"x": {}})
+    );
+}
+
+/// `call_tool_encoded` hands over the result as the server wrote it, adds
+/// `resultType` when the server left it out, and refuses a result without
+/// a `content` array.
+#[tokio::test]
+async fn encoded_results_are_passed_on_as_written() {
+    let written = r#"{"resultType":"complete","content":[{"type":"text","text":"hi"}],"x-extra":{"b":1,"a":2}}"#;
+    let fake = FakeStdio::start(ClientBuilder::new(), move |req| {
+        let name = req["params"]["name"].as_str().unwrap_or_default();
+        match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([]), 0))],
+            Some("tools/call") if name == "as_is" => {
+                vec![result(req, serde_json::from_str(written).expect("json"))]
+            }
+            Some("tools/call") if name == "untyped" => {
+                vec![result(req, json!({"content": []}))]
+            }
+            _ => vec![result(
+                req,
+                json!({"resultType": "complete", "content": "no"}),
+            )],
+        }
+    });
+    let Ok(toolwire_proto::types::ResultOrInputRequired::Complete(json)) =
+        fake.client.call_tool_encoded(ToolCall::new("as_is")).await
+    else {
+        panic!("a complete result");
+    };
+    let v: Value = serde_json::from_str(json.get()).expect("json");
+    assert_eq!(v, serde_json::from_str::<Value>(written).expect("json"));
+    let Ok(toolwire_proto::types::ResultOrInputRequired::Complete(json)) = fake
+        .client
+        .call_tool_encoded(ToolCall::new("untyped"))
+        .await
+    else {
+        panic!("a complete result");
+    };
+    let v: Value = serde_json::from_str(json.get()).expect("json");
+    assert_eq!(v["resultType"], "complete", "{v}");
+    let err = fake
+        .client
+        .call_tool_encoded(ToolCall::new("bad"))
+        .await
+        .expect_err("content is not an array");
+    assert!(
+        err.to_string().contains("malformed tools/call result"),
+        "{err}"
+    );
+}

@@ -211,10 +211,6 @@ impl HttpTransport {
             .base(Method::POST, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json");
         for (name, value) in &request.headers {
-            let name = HeaderName::try_from(name.as_str())
-                .map_err(|e| ClientError::Protocol(format!("header name {name:?}: {e}")))?;
-            let value = HeaderValue::try_from(value.as_str())
-                .map_err(|e| ClientError::Protocol(format!("header {name}: {e}")))?;
             builder = builder.header(name, value);
         }
         builder

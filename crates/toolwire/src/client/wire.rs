@@ -1,0 +1,248 @@
+//! What one outgoing request looks like on the wire: its body, with the
+//! `_meta` members written straight into it (the caller's, the options'
+//! defaults, the protocol's), and its HTTP headers (`MCP-Protocol-Version`,
+//! `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`).
+//!
+//! Spec: basic/index.mdx#meta, basic/transports/streamable-http.mdx#request-metadata
+
+use super::Client;
+use super::engine::Wire;
+use super::error::ClientError;
+use super::options::RequestOptions;
+use super::tools::Lookup;
+use super::transport::TransportKind;
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue};
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::{Map, Value};
+use std::sync::atomic::Ordering;
+use toolwire_proto::header::encode_header_value;
+use toolwire_proto::meta::{
+    CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY,
+    PROTOCOL_VERSION_KEY,
+};
+use toolwire_proto::types::{
+    CallToolRequest, GetPromptRequest, LoggingLevel, ProgressToken, ReadResourceRequest,
+    RequestMethod,
+};
+use toolwire_proto::{RequestId, encode_request};
+
+/// The `_meta` of an outgoing request, written without building a map:
+/// the caller's own `_meta` members, then the options' defaults it lacks,
+/// then the protocol members (which replace any of the same name). The
+/// modern version key never comes from the caller: a legacy server must not
+/// see it, or it may serve the request as a modern one.
+struct MetaOut<'a> {
+    given: Option<&'a Map<String, Value>>,
+    defaults: &'a Map<String, Value>,
+    ours: Vec<(&'a str, Ours<'a>)>,
+}
+
+/// A protocol member's value.
+enum Ours<'a> {
+    Str(&'a str),
+    Json(&'a Value),
+    Token(&'a ProgressToken),
+    Level(&'a LoggingLevel),
+}
+
+impl Serialize for Ours<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Str(v) => v.serialize(s),
+            Self::Json(v) => v.serialize(s),
+            Self::Token(v) => v.serialize(s),
+            Self::Level(v) => v.serialize(s),
+        }
+    }
+}
+
+impl MetaOut<'_> {
+    fn ours(&self, key: &str) -> bool {
+        key == PROTOCOL_VERSION_KEY || self.ours.iter().any(|(k, _)| *k == key)
+    }
+
+    fn given(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.given
+            .into_iter()
+            .flatten()
+            .filter(|(k, _)| !self.ours(k))
+    }
+
+    fn defaults(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.defaults.iter().filter(|(k, _)| {
+            !self.ours(k) && !self.given.is_some_and(|g| g.contains_key(k.as_str()))
+        })
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ours.is_empty() && self.given().next().is_none() && self.defaults().next().is_none()
+    }
+}
+
+impl Serialize for MetaOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.given().chain(self.defaults()) {
+            map.serialize_entry(k, v)?;
+        }
+        for (k, v) in &self.ours {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A request's `params` with its `_meta` replaced by [`MetaOut`] (left
+/// out when empty).
+struct ParamsOut<'a> {
+    params: &'a Map<String, Value>,
+    meta: MetaOut<'a>,
+}
+
+impl Serialize for ParamsOut<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.params {
+            if k != "_meta" {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        if !self.meta.is_empty() {
+            map.serialize_entry("_meta", &self.meta)?;
+        }
+        map.end()
+    }
+}
+
+const VERSION_NAME: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const METHOD_NAME: HeaderName = HeaderName::from_static("mcp-method");
+const NAME_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
+fn header_value(v: &str) -> Result<HeaderValue, ClientError> {
+    HeaderValue::from_str(v).map_err(|e| ClientError::Protocol(format!("header value {v:?}: {e}")))
+}
+
+impl Client {
+    /// The request's body, `params` plus `_meta` with the protocol members
+    /// (written as they are, without copying `params`), and the progress
+    /// token if one was asked for.
+    pub(crate) fn encode(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: &Map<String, Value>,
+        wire: Wire<'_>,
+        options: &RequestOptions,
+    ) -> (Bytes, Option<ProgressToken>) {
+        let token = options.progress.as_ref().map(|_| {
+            let n = self.inner.next_token.fetch_add(1, Ordering::Relaxed);
+            ProgressToken::String(format!("toolwire-{n}"))
+        });
+        // Spec: basic/index.mdx#opentelemetry-trace-context
+        #[cfg(feature = "otel")]
+        let trace = {
+            let mut trace = Map::new();
+            crate::otel::inject(&mut trace);
+            trace
+        };
+        let mut ours: Vec<(&str, Ours<'_>)> = Vec::with_capacity(6);
+        if let Wire::Modern(version) = wire {
+            // Spec: basic/index.mdx#meta — protocolVersion and
+            // clientCapabilities on every request, clientInfo unless
+            // configured otherwise.
+            ours.push((PROTOCOL_VERSION_KEY, Ours::Str(version)));
+            ours.push((
+                CLIENT_CAPABILITIES_KEY,
+                Ours::Json(
+                    options
+                        .capabilities
+                        .as_ref()
+                        .unwrap_or(&self.inner.capabilities_json),
+                ),
+            ));
+        }
+        if let Some(t) = &token {
+            ours.push((PROGRESS_TOKEN_KEY, Ours::Token(t)));
+        }
+        if let (Some((level, _)), Wire::Modern(_)) = (&options.log, wire) {
+            ours.push((LOG_LEVEL_KEY, Ours::Level(level)));
+        }
+        #[cfg(feature = "otel")]
+        ours.extend(trace.iter().map(|(k, v)| (k.as_str(), Ours::Json(v))));
+        let given = match params.get("_meta") {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        };
+        let info = match (wire, &self.inner.info) {
+            (Wire::Modern(_), Some(info))
+                if !given.is_some_and(|g| g.contains_key(CLIENT_INFO_KEY))
+                    && !options.meta.contains_key(CLIENT_INFO_KEY) =>
+            {
+                Some(info)
+            }
+            _ => None,
+        };
+        if let Some(info) = info {
+            ours.push((CLIENT_INFO_KEY, Ours::Json(info)));
+        }
+        let meta = MetaOut {
+            given,
+            defaults: &options.meta,
+            ours,
+        };
+        let body = ParamsOut { params, meta };
+        (Bytes::from(encode_request(id, method, Some(&body))), token)
+    }
+
+    /// The HTTP headers of a request: the version, the method, the name
+    /// where required, and the `Mcp-Param-*` mirrors for `tools/call`.
+    // Spec: basic/transports/streamable-http.mdx#request-metadata
+    pub(crate) fn http_headers(
+        &self,
+        method: &str,
+        params: &Map<String, Value>,
+        wire: Wire<'_>,
+    ) -> Result<Vec<(HeaderName, HeaderValue)>, ClientError> {
+        if self.inner.kind != TransportKind::Http {
+            return Ok(Vec::new());
+        }
+        let version = match wire {
+            Wire::Modern(v) => v,
+            // Spec (2025-06-18): basic/transports.mdx#protocol-version-header
+            // — every request after initialize names the version; 2025-03-26
+            // had no such header.
+            Wire::Legacy(v) if v != "2025-03-26" => {
+                return Ok(vec![(VERSION_NAME, header_value(v)?)]);
+            }
+            Wire::Legacy(_) | Wire::Initialize => return Ok(Vec::new()),
+        };
+        let mut headers = Vec::with_capacity(4);
+        headers.push((VERSION_NAME, header_value(version)?));
+        headers.push((METHOD_NAME, header_value(method)?));
+        let name_field = match method {
+            CallToolRequest::METHOD | GetPromptRequest::METHOD => Some("name"),
+            ReadResourceRequest::METHOD => Some("uri"),
+            _ => None,
+        };
+        if let Some(name) = name_field
+            .and_then(|f| params.get(f))
+            .and_then(Value::as_str)
+        {
+            headers.push((NAME_NAME, header_value(&encode_header_value(name))?));
+        }
+        if method == CallToolRequest::METHOD
+            && let Some(name) = params.get("name").and_then(Value::as_str)
+            && let Lookup::Known(tool) = self.inner.tools.lookup(name)
+        {
+            let empty = Value::Object(Map::new());
+            let args = params.get("arguments").unwrap_or(&empty);
+            for (name, value) in tool.param_headers(args) {
+                let name = HeaderName::try_from(name.as_str())
+                    .map_err(|e| ClientError::Protocol(format!("header name {name:?}: {e}")))?;
+                headers.push((name, header_value(&value)?));
+            }
+        }
+        Ok(headers)
+    }
+}

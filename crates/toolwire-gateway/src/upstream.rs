@@ -115,6 +115,9 @@ impl Link {
     /// Why the upstream cannot serve now, for an error naming it.
     pub(crate) fn down_reason(&self) -> String {
         let h = self.health();
+        if h.state == UpstreamState::Starting {
+            return format!("upstream {:?} has not answered yet", self.name());
+        }
         match h.last_error {
             Some(e) => format!("upstream {:?} is unavailable: {e}", self.name()),
             None => format!("upstream {:?} is unavailable", self.name()),

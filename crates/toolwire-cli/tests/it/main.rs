@@ -12,6 +12,7 @@ mod gateway;
 mod gateway_auth;
 mod gateway_lists;
 mod gateway_relay;
+mod gateway_start;
 mod guard;
 mod listen;
 mod mrtr;

@@ -82,10 +82,10 @@ impl Link {
                 tools: 0,
                 last_error: None,
             }),
+            holds: Arc::new(Holds::new(&spec.key)),
             spec,
             client: RwLock::new(None),
             broken: Notify::new(),
-            holds: Arc::default(),
         })
     }
 

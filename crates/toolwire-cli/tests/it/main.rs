@@ -10,6 +10,7 @@ mod era;
 mod features;
 mod gateway;
 mod gateway_auth;
+mod gateway_held;
 mod gateway_lists;
 mod gateway_relay;
 mod gateway_start;

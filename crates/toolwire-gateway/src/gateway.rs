@@ -113,8 +113,9 @@ impl Gateway {
     /// `server_config` names the gateway and carries the server settings
     /// (keyring, paging, bus); its `ttl` is lowered to the smallest `ttlMs`
     /// a modern upstream lists with, and its `cacheScope` becomes `private`
-    /// if any upstream's is, or if an upstream has not answered by the time
-    /// serving starts (its scope is not known yet).
+    /// if any upstream's is, or if an upstream has not answered (or is
+    /// down) by the time serving starts: its scope is not known, and these
+    /// two are decided once, at start-up.
     ///
     /// An upstream that cannot be reached is left out and retried with
     /// backoff; its calls get an error naming it.
@@ -163,9 +164,9 @@ impl Gateway {
                     }
                     private |= listing.private;
                 }
-                // Its lists may be private: nothing is shared until known.
-                First::Pending(_) => private = true,
-                First::Failed => {}
+                // Its lists may be private, and the scope is decided now
+                // for good: nothing is shared while one is unknown.
+                First::Pending(_) | First::Failed => private = true,
             }
         }
         if let Some(t) = ttl {
@@ -410,6 +411,21 @@ impl Inner {
                 Ok(p) => prompts.push(p),
                 Err(e) => tracing::warn!(upstream = up.key, "prompt {:?} left out: {e}", def.name),
             }
+        }
+        let c = self.server.config();
+        if listing.private && c.cache_scope() == CacheScope::Public {
+            tracing::warn!(
+                upstream = up.key,
+                "its lists are private, but the gateway's were decided public at start-up; restart the gateway to serve them private"
+            );
+        }
+        if let Some(t) = listing.ttl_ms
+            && Duration::from_millis(t) < c.ttl()
+        {
+            tracing::debug!(
+                upstream = up.key,
+                "its ttlMs ({t}) is below the gateway's, which was decided at start-up"
+            );
         }
         link.set_tool_count(tools.len());
         if let Ok(mut parts) = self.parts.lock() {

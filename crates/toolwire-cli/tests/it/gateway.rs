@@ -562,6 +562,10 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
     let mut gw = gateway(&open);
     let list = gw.call(1, "tools/list", json!({})).await;
     assert_eq!(names(&list).len(), 7, "demo's tools only: {list}");
+    assert_eq!(
+        list["result"]["cacheScope"], "private",
+        "the down upstream's scope is unknown"
+    );
     let closed_config = dir.join("closed.toml");
     std::fs::write(
         &closed_config,

@@ -453,6 +453,9 @@ headers = { Authorization = "Bearer ${PY_TOKEN}" }   # optional; ${VAR} from the
         assert_eq!(ups[0].prefix, "demo");
         assert_eq!(config.separator(), "__");
         assert_eq!(config.namespace(), Namespace::Always);
+        assert_eq!(config.start_wait(), DEFAULT_START_WAIT);
+        let zero = parse(&format!("start_wait_ms = 0\n{MINIMAL}")).expect("parses");
+        assert_eq!(zero.start_wait(), Duration::ZERO);
         match &ups[1].endpoint {
             Endpoint::Http { headers, .. } => {
                 assert_eq!(headers[0], ("Authorization".into(), "Bearer s3cret".into()));

@@ -87,11 +87,11 @@ async fn list_changed(gw: &mut super::support::Proc, wait: Duration) -> Value {
 async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
     let late = Gated::start().await;
     let dir = scratch("late");
-    // The default start wait, and the default 60 s upstream timeout.
+    // The default start wait (2 s), and the default 60 s upstream timeout.
     let config = write_config(
         &dir,
         &format!(
-            "{}[upstreams.late]\nurl = {:?}\n",
+            "start_wait_ms = 2000\n{}[upstreams.late]\nurl = {:?}\n",
             stdio_upstream("demo"),
             late.url
         ),

@@ -80,7 +80,11 @@ const config = join(dir, 'gateway.toml');
 const q = JSON.stringify;
 writeFileSync(
   config,
-  `[upstreams.tw]
+  `# The checks list once and expect every upstream, so start-up waits for
+# all of them (a cold Python start on a busy machine takes seconds).
+start_wait_ms = 60000
+
+[upstreams.tw]
 command = [${q(bin)}, "serve"]
 
 [upstreams.twhttp]

@@ -60,6 +60,8 @@ async fn run_check(path: &Path) -> anyhow::Result<()> {
     let config = GatewayConfig::from_file(path)?;
     let server_config = toolwire::ServerConfig::new("toolwire-gateway", env!("CARGO_PKG_VERSION"));
     let gateway = Gateway::start(config, server_config).await?;
+    // A report waits for every upstream (each within its timeout).
+    gateway.settled().await;
     let text = render(&gateway);
     gateway.close().await;
     eprint!("{}", text.stderr);

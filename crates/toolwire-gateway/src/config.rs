@@ -19,6 +19,11 @@ pub const DEFAULT_SEPARATOR: &str = "__";
 /// otherwise.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long start-up waits for the upstreams' first listing unless
+/// `start_wait_ms` says otherwise: an upstream that has not answered by
+/// then joins the merged lists when it does (`list_changed`).
+pub const DEFAULT_START_WAIT: Duration = Duration::from_secs(2);
+
 /// Whether names carry their upstream's prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -46,6 +51,10 @@ pub struct GatewayConfig {
     /// that upstream's part out.
     #[serde(default)]
     pub(crate) fail_closed: bool,
+    /// How long start-up waits for the upstreams' first listing, in
+    /// milliseconds; the gateway serves after that, or as soon as every
+    /// upstream has answered.
+    pub(crate) start_wait_ms: Option<u64>,
     /// The upstreams, in file order: the order of the merged lists.
     #[serde(default)]
     pub(crate) upstreams: Upstreams,
@@ -257,6 +266,14 @@ impl GatewayConfig {
         self.fail_closed
     }
 
+    /// How long [`Gateway::start`](crate::Gateway::start) waits for the
+    /// upstreams' first listing before serving without the ones that have
+    /// not answered ([`DEFAULT_START_WAIT`] unless `start_wait_ms` is set).
+    pub fn start_wait(&self) -> Duration {
+        self.start_wait_ms
+            .map_or(DEFAULT_START_WAIT, Duration::from_millis)
+    }
+
     /// The upstreams' keys, in file order.
     pub fn upstream_names(&self) -> Vec<&str> {
         self.upstreams.0.iter().map(|(k, _)| k.as_str()).collect()
@@ -436,6 +453,9 @@ headers = { Authorization = "Bearer ${PY_TOKEN}" }   # optional; ${VAR} from the
         assert_eq!(ups[0].prefix, "demo");
         assert_eq!(config.separator(), "__");
         assert_eq!(config.namespace(), Namespace::Always);
+        assert_eq!(config.start_wait(), DEFAULT_START_WAIT);
+        let zero = parse(&format!("start_wait_ms = 0\n{MINIMAL}")).expect("parses");
+        assert_eq!(zero.start_wait(), Duration::ZERO);
         match &ups[1].endpoint {
             Endpoint::Http { headers, .. } => {
                 assert_eq!(headers[0], ("Authorization".into(), "Bearer s3cret".into()));

@@ -6,22 +6,25 @@ use crate::GatewayError;
 use crate::config::{GatewayConfig, Namespace};
 use crate::names::{self, NameProblem, Naming};
 use crate::proxy;
-use crate::upstream::{Link, Listing, UpstreamHealth, UpstreamState, backoff};
+use crate::upstream::{Link, Listing, UpstreamHealth, UpstreamState};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 use toolwire::proto::ErrorObject;
-use toolwire::proto::types::{CacheScope, SubscriptionFilter};
-use toolwire::{HandlerError, Prompt, Resource, ResourceTemplate, Server, ServerConfig, Tool};
+use toolwire::proto::types::CacheScope;
+use toolwire::{
+    ClientError, HandlerError, Prompt, Resource, ResourceTemplate, Server, ServerConfig, Tool,
+};
+
+mod supervise;
 
 /// The gateway's own resource: its health as JSON (`toolwire read
 /// gateway://health`).
 pub const HEALTH_URI: &str = "gateway://health";
-
-/// How often a supervisor checks that a stdio upstream is still alive.
-const LIVENESS_TICK: Duration = Duration::from_millis(250);
 
 /// One MCP endpoint in front of many MCP servers.
 ///
@@ -29,7 +32,8 @@ const LIVENESS_TICK: Duration = Duration::from_millis(250);
 /// lists their tools and prompts, and registers them on a [`Server`] under
 /// namespaced names (`<prefix><separator><name>`). Serve
 /// [`server`](Self::server) like any other (stdio, HTTP, mounted in a
-/// router). Each upstream then has a supervisor that relays its list
+/// router). An upstream slower than the start-up wait joins the lists
+/// when it answers. Each upstream has a supervisor that relays its list
 /// changes (refreshing its part of the merged lists, which publishes
 /// `list_changed` on the server's bus), reconnects it, and restarts a
 /// stdio upstream that exits, with backoff.
@@ -67,6 +71,11 @@ struct Inner {
     naming: Naming,
     /// Lists fail while any upstream is down.
     fail_closed: bool,
+    /// Set once start-up is over: from then on a name stays with the
+    /// upstream serving it (see [`merge`]).
+    serving: AtomicBool,
+    /// How many upstreams have answered (or failed) their first listing.
+    settled: tokio::sync::watch::Sender<usize>,
     /// Each upstream's current entries, by upstream index.
     parts: Mutex<Parts>,
     stop: CancellationToken,
@@ -81,16 +90,32 @@ struct Parts {
     /// The gateway's own resources, first in the resource list.
     own: Vec<Resource>,
     problems: Vec<NameProblem>,
+    /// Which upstream serves each merged tool name, once serving.
+    tool_claims: HashMap<String, usize>,
+    /// The same for prompts, resource URIs and resource templates.
+    prompt_claims: HashMap<String, usize>,
+    resource_claims: HashMap<String, usize>,
+    template_claims: HashMap<String, usize>,
 }
 
 impl Gateway {
     /// Connects to every upstream (at once), builds the merged lists and
     /// starts the supervisors.
     ///
+    /// Start-up waits for the upstreams' first listing at most
+    /// [`GatewayConfig::start_wait`] (2 s by default), so one slow or
+    /// hanging upstream does not delay serving: an upstream that has not
+    /// answered by then is served like a down one (left out of the lists,
+    /// or failing them with `fail_closed`) and joins the merged lists when
+    /// its first listing arrives, which publishes `list_changed`.
+    /// [`settled`](Self::settled) waits for every first answer.
+    ///
     /// `server_config` names the gateway and carries the server settings
     /// (keyring, paging, bus); its `ttl` is lowered to the smallest `ttlMs`
     /// a modern upstream lists with, and its `cacheScope` becomes `private`
-    /// if any upstream's is.
+    /// if any upstream's is, or if an upstream has not answered (or is
+    /// down) by the time serving starts: its scope is not known, and these
+    /// two are decided once, at start-up.
     ///
     /// An upstream that cannot be reached is left out and retried with
     /// backoff; its calls get an error naming it.
@@ -98,21 +123,51 @@ impl Gateway {
     /// # Errors
     ///
     /// [`GatewayError::Collision`] when `namespace = "never"` and two
-    /// upstreams offer the same name.
+    /// upstreams are renamed to the same name, or two upstreams that
+    /// answered during start-up offer the same name. A collision that
+    /// appears later (an upstream answering late, or changing its list)
+    /// does not stop the gateway: the name stays with the upstream that
+    /// was serving it, the newcomer's entry is left out, and an error
+    /// naming both upstreams is logged and listed in
+    /// [`problems`](Self::problems).
     pub async fn start(
         config: GatewayConfig,
         server_config: ServerConfig,
     ) -> Result<Self, GatewayError> {
+        let naming = Naming {
+            separator: config.separator().to_owned(),
+            mode: config.namespace(),
+        };
+        if config.namespace() == Namespace::Never
+            && let Some(NameProblem::Collision {
+                exposed,
+                first,
+                second,
+            }) = names::configured_collision(config.upstreams(), &naming)
+        {
+            return Err(GatewayError::Collision {
+                name: exposed,
+                first,
+                second,
+            });
+        }
         let links: Vec<Arc<Link>> = config.upstreams().iter().cloned().map(Link::new).collect();
-        let listings = futures_join(&links).await;
+        let firsts = first_listings(&links, config.start_wait()).await;
         let mut server_config = server_config;
         let mut ttl: Option<u64> = None;
         let mut private = false;
-        for listing in listings.iter().flatten() {
-            if let Some(t) = listing.ttl_ms {
-                ttl = Some(ttl.map_or(t, |m| m.min(t)));
+        for first in &firsts {
+            match first {
+                First::Listed(listing) => {
+                    if let Some(t) = listing.ttl_ms {
+                        ttl = Some(ttl.map_or(t, |m| m.min(t)));
+                    }
+                    private |= listing.private;
+                }
+                // Its lists may be private, and the scope is decided now
+                // for good: nothing is shared while one is unknown.
+                First::Pending(_) | First::Failed => private = true,
             }
-            private |= listing.private;
         }
         if let Some(t) = ttl {
             let t = Duration::from_millis(t);
@@ -126,29 +181,31 @@ impl Gateway {
         // Each merged list says which version it is, so replicas can be
         // compared.
         server_config = server_config.with_list_fingerprints(true);
+        let settled = firsts
+            .iter()
+            .filter(|f| !matches!(f, First::Pending(_)))
+            .count();
         let gateway = Self {
             inner: Arc::new(Inner {
                 server: Server::new(server_config),
-                naming: Naming {
-                    separator: config.separator().to_owned(),
-                    mode: config.namespace(),
-                },
+                naming,
                 parts: Mutex::new(Parts {
                     tools: vec![Vec::new(); links.len()],
                     prompts: vec![Vec::new(); links.len()],
                     resources: vec![Vec::new(); links.len()],
                     templates: vec![Vec::new(); links.len()],
-                    own: Vec::new(),
-                    problems: Vec::new(),
+                    ..Parts::default()
                 }),
                 links,
                 fail_closed: config.fail_closed(),
+                serving: AtomicBool::new(false),
+                settled: tokio::sync::watch::Sender::new(settled),
                 stop: CancellationToken::new(),
             }),
         };
         gateway.add_health_resource();
-        for (i, listing) in listings.iter().enumerate() {
-            if let Some(listing) = listing {
+        for (i, first) in firsts.iter().enumerate() {
+            if let First::Listed(listing) = first {
                 gateway.set_part(i, listing);
             }
         }
@@ -174,17 +231,21 @@ impl Gateway {
             gateway.close().await;
             return Err(e);
         }
-        // Serving starts once every reachable upstream's change relay is
-        // open, so no change made through the gateway can be missed.
+        // From now on a served name stays with its upstream.
+        gateway.inner.serving.store(true, Ordering::Release);
+        gateway.rebuild();
+        // Serving starts once every listed upstream's change relay is
+        // open, so no change made through the gateway can be missed. An
+        // upstream still starting is not waited for.
         let mut ready = Vec::new();
-        for (i, link) in gateway.inner.links.iter().enumerate() {
+        for (i, (link, first)) in gateway.inner.links.iter().zip(firsts).enumerate() {
             let (tx, rx) = tokio::sync::oneshot::channel();
             ready.push(rx);
-            tokio::spawn(supervise(
+            tokio::spawn(supervise::supervise(
                 Arc::downgrade(&gateway.inner),
                 i,
                 Arc::clone(link),
-                listings[i].is_some(),
+                first,
                 tx,
             ));
         }
@@ -192,6 +253,16 @@ impl Gateway {
             let _ = rx.await;
         }
         Ok(gateway)
+    }
+
+    /// Waits until every upstream has answered its first listing or failed
+    /// it (each within its `timeout_ms`), so the merged lists hold every
+    /// upstream that is up: for a report (`toolwire gateway check`), not
+    /// for serving.
+    pub async fn settled(&self) {
+        let mut rx = self.inner.settled.subscribe();
+        let all = self.inner.links.len();
+        let _ = rx.wait_for(|n| *n >= all).await;
     }
 
     /// The server that serves the merged lists.
@@ -236,7 +307,7 @@ impl Gateway {
     fn add_health_resource(&self) {
         let weak = Arc::downgrade(&self.inner);
         let resource = Resource::builder(HEALTH_URI, "gateway-health")
-            .description("The gateway's upstreams (state, restarts, era, tools) and its tool list's fingerprint")
+            .description("The gateway's upstreams (state, restarts, era, tools), its tool list's fingerprint and its naming problems")
             .mime_type("application/json")
             .ttl(Duration::ZERO)
             .cache_scope(CacheScope::Private)
@@ -246,9 +317,12 @@ impl Gateway {
                     let Some(gateway) = gateway else {
                         return Err(HandlerError::failed("the gateway is closed"));
                     };
+                    let problems: Vec<String> =
+                        gateway.problems().iter().map(ToString::to_string).collect();
                     let report = serde_json::json!({
                         "upstreams": gateway.health(),
                         "toolsFingerprint": gateway.tools_fingerprint(),
+                        "problems": problems,
                     });
                     Ok(report.to_string())
                 }
@@ -338,6 +412,21 @@ impl Inner {
                 Err(e) => tracing::warn!(upstream = up.key, "prompt {:?} left out: {e}", def.name),
             }
         }
+        let c = self.server.config();
+        if listing.private && c.cache_scope() == CacheScope::Public {
+            tracing::warn!(
+                upstream = up.key,
+                "its lists are private, but the gateway's were decided public at start-up; restart the gateway to serve them private"
+            );
+        }
+        if let Some(t) = listing.ttl_ms
+            && Duration::from_millis(t) < c.ttl()
+        {
+            tracing::debug!(
+                upstream = up.key,
+                "its ttlMs ({t}) is below the gateway's, which was decided at start-up"
+            );
+        }
         link.set_tool_count(tools.len());
         if let Ok(mut parts) = self.parts.lock() {
             parts.tools[i] = tools;
@@ -351,54 +440,71 @@ impl Inner {
         }
     }
 
-    /// Merges the parts (upstream order, then each upstream's order; the
-    /// first upstream keeps a name two offer) and swaps them in.
+    /// Merges the parts (upstream order, then each upstream's order; a
+    /// name two upstreams offer goes as [`merge`] decides) and swaps them
+    /// in.
     fn rebuild(&self) {
         let Ok(mut parts) = self.parts.lock() else {
             return;
         };
-        let mut owner: HashMap<String, usize> = HashMap::new();
-        let mut tools = Vec::new();
-        let mut collisions = Vec::new();
-        for (i, part) in parts.tools.iter().enumerate() {
-            for tool in part {
-                match owner.get(tool.name()) {
-                    Some(&first) => collisions.push(NameProblem::Collision {
-                        exposed: tool.name().to_owned(),
-                        first: self.links[first].name().to_owned(),
-                        second: self.links[i].name().to_owned(),
-                    }),
-                    None => {
-                        owner.insert(tool.name().to_owned(), i);
-                        tools.push(tool.clone());
-                    }
+        let parts = &mut *parts;
+        let serving = self.serving.load(Ordering::Acquire);
+        // A down upstream's names wait for it to come back.
+        let waits = |i: usize| self.links[i].health().state == UpstreamState::Down;
+        let (tools, lost) = merge(
+            &parts.tools,
+            Tool::name,
+            &mut parts.tool_claims,
+            serving,
+            waits,
+        );
+        let collisions: Vec<NameProblem> = lost
+            .into_iter()
+            .map(|(exposed, first, second)| NameProblem::Collision {
+                exposed,
+                first: self.links[first].name().to_owned(),
+                second: self.links[second].name().to_owned(),
+            })
+            .collect();
+        let (prompts, _) = merge(
+            &parts.prompts,
+            Prompt::name,
+            &mut parts.prompt_claims,
+            serving,
+            waits,
+        );
+        if serving {
+            for c in &collisions {
+                if !parts.problems.contains(c) {
+                    tracing::error!("{c}");
                 }
             }
         }
-        let mut seen = std::collections::HashSet::new();
-        let prompts: Vec<Prompt> = parts
-            .prompts
-            .iter()
-            .flatten()
-            .filter(|p| seen.insert(p.name().to_owned()))
-            .cloned()
-            .collect();
-        let mut seen = std::collections::HashSet::new();
+        let (merged, _) = merge(
+            &parts.resources,
+            Resource::uri,
+            &mut parts.resource_claims,
+            serving,
+            waits,
+        );
+        // The gateway's own resources come first and keep their URIs.
         let resources: Vec<Resource> = parts
             .own
             .iter()
-            .chain(parts.resources.iter().flatten())
-            .filter(|r| seen.insert(r.uri().to_owned()))
             .cloned()
+            .chain(
+                merged
+                    .into_iter()
+                    .filter(|r| !parts.own.iter().any(|o| o.uri() == r.uri())),
+            )
             .collect();
-        let mut seen = std::collections::HashSet::new();
-        let templates: Vec<ResourceTemplate> = parts
-            .templates
-            .iter()
-            .flatten()
-            .filter(|t| seen.insert(t.uri_template().to_owned()))
-            .cloned()
-            .collect();
+        let (templates, _) = merge(
+            &parts.templates,
+            ResourceTemplate::uri_template,
+            &mut parts.template_claims,
+            serving,
+            waits,
+        );
         parts
             .problems
             .retain(|p| !matches!(p, NameProblem::Collision { .. }));
@@ -448,7 +554,6 @@ impl Inner {
         if !same_resources && let Err(e) = server.replace_resources(resources, templates) {
             tracing::error!("merged resource list refused: {e}");
         }
-        drop(parts);
     }
 
     /// With `fail_closed`, lists fail while an upstream is down, naming it.
@@ -481,186 +586,162 @@ impl Inner {
     }
 }
 
-/// Connects every upstream at once.
-async fn futures_join(links: &[Arc<Link>]) -> Vec<Option<Listing>> {
+/// Merges one kind of entry in upstream order, then each upstream's
+/// order, each name once. Before serving starts (`serving` false), a name
+/// two upstreams offer goes to the first in configuration order, so every
+/// replica decides alike. Once serving, a name stays with the upstream it
+/// is claimed by, so an upstream that answers late (or adds a name) never
+/// takes a name that clients already call: its entry is the one left out.
+/// A claim lasts while its upstream offers the name, or while `waits` says
+/// the upstream is down. Returns the merged entries and each left-out
+/// `(name, keeper, left out)`.
+fn merge<T: Clone>(
+    parts: &[Vec<T>],
+    name: impl Fn(&T) -> &str,
+    claims: &mut HashMap<String, usize>,
+    serving: bool,
+    waits: impl Fn(usize) -> bool,
+) -> (Vec<T>, Vec<(String, usize, usize)>) {
+    let mut owner: HashMap<&str, usize> = HashMap::new();
+    for (i, part) in parts.iter().enumerate() {
+        for item in part {
+            let n = name(item);
+            let claimed = claims.get(n).copied();
+            match owner.get(n) {
+                // The claimant keeps it over anyone before it.
+                Some(_) if claimed == Some(i) => {
+                    owner.insert(n, i);
+                }
+                Some(_) => {}
+                None => {
+                    // Claimed by another upstream that still offers it or
+                    // is down: not this one's.
+                    let other = claimed
+                        .filter(|&c| c != i && (waits(c) || parts[c].iter().any(|t| name(t) == n)));
+                    owner.insert(n, other.unwrap_or(i));
+                }
+            }
+        }
+    }
+    let mut merged = Vec::new();
+    let mut lost = Vec::new();
+    let mut taken = std::collections::HashSet::new();
+    for (i, part) in parts.iter().enumerate() {
+        for item in part {
+            let n = name(item);
+            let keeper = owner.get(n).copied().unwrap_or(i);
+            if keeper == i && taken.insert(n) {
+                merged.push(item.clone());
+            } else if keeper != i {
+                lost.push((n.to_owned(), keeper, i));
+            }
+        }
+    }
+    if serving {
+        claims.retain(|n, c| waits(*c) && !owner.contains_key(n.as_str()));
+        for (n, i) in owner {
+            claims.insert(n.to_owned(), i);
+        }
+    }
+    (merged, lost)
+}
+
+/// An upstream's first listing, as start-up found it.
+pub(crate) enum First {
+    /// Listed in time.
+    Listed(Listing),
+    /// Failed (it is marked down).
+    Failed,
+    /// Still connecting: the supervisor takes it over.
+    Pending(AbortOnDropHandle<Result<Listing, ClientError>>),
+}
+
+/// Connects every upstream at once, waiting for their first listing until
+/// `wait` has passed.
+async fn first_listings(links: &[Arc<Link>], wait: Duration) -> Vec<First> {
+    let deadline = tokio::time::Instant::now() + wait;
     let tasks: Vec<_> = links
         .iter()
         .map(|l| {
             let l = Arc::clone(l);
-            tokio::spawn(async move {
-                match l.connect().await {
-                    Ok(listing) => Some(listing),
-                    Err(e) => {
-                        l.mark_down(&e.to_string()).await;
-                        None
-                    }
-                }
-            })
+            AbortOnDropHandle::new(tokio::spawn(async move { l.connect().await }))
         })
         .collect();
     let mut out = Vec::with_capacity(tasks.len());
-    for t in tasks {
-        out.push(t.await.ok().flatten());
+    for (mut task, link) in tasks.into_iter().zip(links) {
+        out.push(match tokio::time::timeout_at(deadline, &mut task).await {
+            Ok(Ok(Ok(listing))) => First::Listed(listing),
+            Ok(Ok(Err(e))) => {
+                link.mark_down(&e.to_string()).await;
+                First::Failed
+            }
+            Ok(Err(e)) => {
+                link.mark_down(&e.to_string()).await;
+                First::Failed
+            }
+            Err(_) => {
+                tracing::info!(
+                    upstream = link.name(),
+                    "not listed yet; serving without it until it answers"
+                );
+                First::Pending(task)
+            }
+        });
     }
     out
 }
 
-/// Keeps upstream `i` current until the gateway stops: follows its list
-/// changes, and brings it back with backoff when it goes down.
-async fn supervise(
-    gateway: std::sync::Weak<Inner>,
-    i: usize,
-    link: Arc<Link>,
-    mut up: bool,
-    ready: tokio::sync::oneshot::Sender<()>,
-) {
-    let mut ready = Some(ready);
-    if !up && let Some(r) = ready.take() {
-        let _ = r.send(());
-    }
-    let mut attempt: u32 = 0;
-    loop {
-        let Some(stop) = gateway.upgrade().map(|g| g.stop.clone()) else {
-            return;
-        };
-        if stop.is_cancelled() {
-            return;
-        }
-        if !up {
-            tokio::select! {
-                () = tokio::time::sleep(backoff(attempt)) => {}
-                () = stop.cancelled() => return,
-            }
-            attempt = attempt.saturating_add(1);
-            match link.connect().await {
-                Ok(listing) => {
-                    link.note_restart();
-                    tracing::info!(upstream = link.name(), "upstream is back");
-                    let Some(g) = gateway.upgrade() else { return };
-                    g.refresh(i, &listing);
-                    up = true;
-                }
-                Err(e) => {
-                    link.mark_down(&e.to_string()).await;
-                    continue;
-                }
-            }
-        }
-        // Up: follow the upstream's list changes until the relay breaks.
-        let why = follow(&gateway, i, &link, &stop, ready.take()).await;
-        let Some(why) = why else { return };
-        let stdio_lost = link.client().and_then(|c| c.connection_lost());
-        match stdio_lost {
-            Some(lost) => {
-                // The stdio process is gone: its tools go until it is back.
-                let why = if why == lost {
-                    why
-                } else {
-                    format!("{why} ({lost})")
-                };
-                link.mark_down(&why).await;
-                if let Some(g) = gateway.upgrade() {
-                    g.clear(i);
-                }
-                up = false;
-            }
-            None => {
-                // The relay broke but the upstream may still serve: list it
-                // again when the relay is back.
-                tracing::info!(upstream = link.name(), "change relay lost: {why}");
-                tokio::select! {
-                    () = tokio::time::sleep(backoff(attempt)) => {}
-                    () = stop.cancelled() => return,
-                }
-                attempt = attempt.saturating_add(1);
-                match link.relist().await {
-                    Ok(listing) => {
-                        attempt = 0;
-                        let Some(g) = gateway.upgrade() else { return };
-                        g.refresh(i, &listing);
-                    }
-                    Err(e) => {
-                        link.mark_down(&e.to_string()).await;
-                        if let Some(g) = gateway.upgrade() {
-                            g.clear(i);
-                        }
-                        up = false;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Follows one upstream's change notifications; returns why it stopped, or
-/// `None` when the gateway stopped.
-async fn follow(
-    gateway: &std::sync::Weak<Inner>,
-    i: usize,
-    link: &Link,
-    stop: &CancellationToken,
-    ready: Option<tokio::sync::oneshot::Sender<()>>,
-) -> Option<String> {
-    let client = link.client()?;
-    let filter = SubscriptionFilter {
-        tools_list_changed: Some(true),
-        prompts_list_changed: Some(true),
-        resources_list_changed: Some(true),
-        ..SubscriptionFilter::default()
-    };
-    let mut subscription = match client.listen(filter).await {
-        Ok(s) => Some(s),
-        Err(e) => {
-            // An upstream without subscriptions still gets supervised.
-            tracing::debug!(upstream = link.name(), "no change relay: {e}");
-            None
-        }
-    };
-    // What changed before the relay opened (since the listing that
-    // brought the upstream up) is caught by listing once more.
-    match link.relist().await {
-        Ok(listing) => gateway.upgrade()?.refresh(i, &listing),
-        Err(e) => return Some(format!("listing after the relay opened failed: {e}")),
-    }
-    if let Some(r) = ready {
-        let _ = r.send(());
-    }
-    let mut tick = tokio::time::interval(LIVENESS_TICK);
-    loop {
-        let next = async {
-            match subscription.as_mut() {
-                Some(s) => s.next().await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            () = stop.cancelled() => return None,
-            () = link.broken.notified() => {
-                if let Some(lost) = client.connection_lost() {
-                    return Some(lost);
-                }
-            }
-            _ = tick.tick() => {
-                if let Some(lost) = client.connection_lost() {
-                    return Some(lost);
-                }
-            }
-            n = next => match n {
-                Some(Ok(_change)) => {
-                    let listing = match link.relist().await {
-                        Ok(l) => l,
-                        Err(e) => return Some(format!("listing after a change failed: {e}")),
-                    };
-                    let g = gateway.upgrade()?;
-                    g.refresh(i, &listing);
-                }
-                Some(Err(e)) => return Some(format!("the change relay failed: {e}")),
-                None => return Some("the upstream closed the change relay".into()),
-            },
-        }
-    }
-}
-
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+    use std::collections::HashMap;
+
+    fn names(
+        parts: &[Vec<&'static str>],
+        claims: &mut HashMap<String, usize>,
+        serving: bool,
+        down: &[usize],
+    ) -> (Vec<&'static str>, Vec<(String, usize, usize)>) {
+        merge(parts, |s: &&str| *s, claims, serving, |i| down.contains(&i))
+    }
+
+    #[test]
+    fn before_serving_the_first_upstream_in_order_keeps_a_name() {
+        let mut claims = HashMap::new();
+        let (merged, lost) = names(&[vec!["a", "b"], vec!["b", "c"]], &mut claims, false, &[]);
+        assert_eq!(merged, ["a", "b", "c"]);
+        assert_eq!(lost, [("b".to_owned(), 0, 1)]);
+        assert!(claims.is_empty(), "nothing is claimed before serving");
+    }
+
+    #[test]
+    fn once_serving_a_late_upstream_cannot_take_a_served_name() {
+        let mut claims = HashMap::new();
+        // Upstream 0 is late: only upstream 1 is served.
+        let (merged, _) = names(&[vec![], vec!["b", "c"]], &mut claims, true, &[]);
+        assert_eq!(merged, ["b", "c"]);
+        let (merged, lost) = names(&[vec!["a", "b"], vec!["b", "c"]], &mut claims, true, &[]);
+        assert_eq!(merged, ["a", "b", "c"], "`b` still from upstream 1");
+        assert_eq!(lost, [("b".to_owned(), 1, 0)]);
+        assert_eq!(claims.get("b"), Some(&1));
+    }
+
+    #[test]
+    fn a_down_upstreams_names_wait_for_it_and_a_dropped_name_is_free() {
+        let mut claims = HashMap::new();
+        names(&[vec!["x"], vec![]], &mut claims, true, &[]);
+        // Upstream 0 is down; upstream 1 offers its name meanwhile.
+        let (merged, lost) = names(&[vec![], vec!["x"]], &mut claims, true, &[0]);
+        assert!(merged.is_empty(), "{merged:?}");
+        assert_eq!(lost, [("x".to_owned(), 0, 1)]);
+        // Back up without `x`: the name is free for upstream 1.
+        let (merged, lost) = names(&[vec!["y"], vec!["x"]], &mut claims, true, &[]);
+        assert_eq!(merged, ["y", "x"]);
+        assert!(lost.is_empty());
+        assert_eq!(claims.get("x"), Some(&1));
+    }
 }

@@ -36,7 +36,9 @@ mod proxy;
 mod upstream;
 
 pub use check::{Dialect, DialectIssue, ToolReport, check, estimate_tokens};
-pub use config::{DEFAULT_SEPARATOR, DEFAULT_UPSTREAM_TIMEOUT, GatewayConfig, Namespace};
+pub use config::{
+    DEFAULT_SEPARATOR, DEFAULT_START_WAIT, DEFAULT_UPSTREAM_TIMEOUT, GatewayConfig, Namespace,
+};
 pub use gateway::{Gateway, HEALTH_URI};
 pub use names::{NameProblem, PROVIDER_NAME_LIMIT};
 pub use upstream::{UpstreamHealth, UpstreamState};

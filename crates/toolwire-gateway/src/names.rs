@@ -107,6 +107,34 @@ impl fmt::Display for NameProblem {
     }
 }
 
+/// A collision the configuration alone makes: two upstreams renaming tools
+/// to the same exposed name (`[upstreams.X.tools.T] name = "..."`).
+pub(crate) fn configured_collision(upstreams: &[Upstream], naming: &Naming) -> Option<NameProblem> {
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for up in upstreams {
+        for (name, o) in &up.overrides {
+            if o.name.is_none() {
+                continue;
+            }
+            let exposed = naming.exposed(up, name);
+            match seen.get(exposed.as_str()) {
+                Some(first) if *first != up.key => {
+                    return Some(NameProblem::Collision {
+                        exposed,
+                        first: (*first).to_owned(),
+                        second: up.key.clone(),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(exposed, &up.key);
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The problem of `exposed`, if any, other than collisions.
 pub(crate) fn check(upstream: &str, name: &str, exposed: &str) -> Option<NameProblem> {
     if let Err(e) = validate_tool_name(exposed) {
@@ -149,6 +177,31 @@ mod tests {
             mode: Namespace::Never,
         };
         assert_eq!(never.exposed(&up, "add"), "add");
+    }
+
+    #[test]
+    fn two_renames_to_one_name_collide_from_the_config_alone() {
+        let config = GatewayConfig::parse(
+            "namespace = \"never\"\n[upstreams.a]\nurl = \"http://a\"\n[upstreams.a.tools.echo]\nname = \"say\"\n[upstreams.b]\nurl = \"http://b\"\n[upstreams.b.tools.shout]\nname = \"say\"\n",
+        )
+        .expect("config");
+        let naming = Naming {
+            separator: "__".into(),
+            mode: Namespace::Never,
+        };
+        assert_eq!(
+            configured_collision(config.upstreams(), &naming),
+            Some(NameProblem::Collision {
+                exposed: "say".into(),
+                first: "a".into(),
+                second: "b".into(),
+            })
+        );
+        let always = Naming {
+            separator: "__".into(),
+            mode: Namespace::Always,
+        };
+        assert_eq!(configured_collision(config.upstreams(), &always), None);
     }
 
     #[test]

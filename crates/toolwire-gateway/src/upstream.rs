@@ -82,10 +82,10 @@ impl Link {
                 tools: 0,
                 last_error: None,
             }),
+            holds: Arc::new(Holds::new(&spec.key)),
             spec,
             client: RwLock::new(None),
             broken: Notify::new(),
-            holds: Arc::default(),
         })
     }
 
@@ -115,6 +115,9 @@ impl Link {
     /// Why the upstream cannot serve now, for an error naming it.
     pub(crate) fn down_reason(&self) -> String {
         let h = self.health();
+        if h.state == UpstreamState::Starting {
+            return format!("upstream {:?} has not answered yet", self.name());
+        }
         match h.last_error {
             Some(e) => format!("upstream {:?} is unavailable: {e}", self.name()),
             None => format!("upstream {:?} is unavailable", self.name()),

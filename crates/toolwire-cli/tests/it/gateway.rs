@@ -24,8 +24,18 @@ pub(super) fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// Writes `text` as `gateway.toml`. Unless it sets `start_wait_ms`, the
+/// gateway waits up to 30 s for its upstreams before serving, so a test
+/// that lists at once sees every upstream even on a busy machine (a Node
+/// or Python upstream can take seconds to start); the tests of a late
+/// upstream set a short wait themselves.
 pub(super) fn write_config(dir: &Path, text: &str) -> String {
     let path = dir.join("gateway.toml");
+    let text = if text.contains("start_wait_ms") {
+        text.to_owned()
+    } else {
+        format!("start_wait_ms = 30000\n{text}")
+    };
     std::fs::write(&path, text).expect("write config");
     path.display().to_string()
 }
@@ -512,10 +522,16 @@ async fn namespace_never_refuses_duplicates_naming_both_upstreams() {
 #[tokio::test]
 async fn unknown_config_keys_are_named_with_their_line() {
     let dir = scratch("unknown");
-    let config = write_config(&dir, &format!("{}timeout = 5\n", stdio_upstream("demo")));
+    let config = write_config(
+        &dir,
+        &format!(
+            "start_wait_ms = 10\n{}timeout = 5\n",
+            stdio_upstream("demo")
+        ),
+    );
     let (ok, _, err) = run(&["gateway", "--config", &config]).await;
     assert!(!ok);
-    assert!(err.contains("timeout") && err.contains("line 3"), "{err}");
+    assert!(err.contains("timeout") && err.contains("line 4"), "{err}");
 }
 
 #[tokio::test]
@@ -562,6 +578,10 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
     let mut gw = gateway(&open);
     let list = gw.call(1, "tools/list", json!({})).await;
     assert_eq!(names(&list).len(), 7, "demo's tools only: {list}");
+    assert_eq!(
+        list["result"]["cacheScope"], "private",
+        "the down upstream's scope is unknown"
+    );
     let closed_config = dir.join("closed.toml");
     std::fs::write(
         &closed_config,

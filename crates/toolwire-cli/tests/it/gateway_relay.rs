@@ -21,7 +21,7 @@ use toolwire::{Client, ClientBuilder, InputError, ProtocolMode, RequestOptions, 
 const BIN: &str = env!("CARGO_BIN_EXE_toolwire");
 
 /// A gateway configuration with the TypeScript SDK v1 server as `ts`.
-fn config(name: &str) -> String {
+pub(super) fn config(name: &str) -> String {
     let script = repo_root().join("tests/interop/legacy-server.mjs");
     let dir = scratch(name);
     write_config(
@@ -61,7 +61,7 @@ fn client(config: &str, mode: ProtocolMode, builder: ClientBuilder) -> Client {
         .expect("spawn the gateway")
 }
 
-fn text(result: &toolwire::proto::types::CallToolResult) -> String {
+pub(super) fn text(result: &toolwire::proto::types::CallToolResult) -> String {
     let v = serde_json::to_value(&result.content).expect("content");
     v[0]["text"].as_str().unwrap_or_default().to_owned()
 }

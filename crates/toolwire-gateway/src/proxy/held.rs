@@ -10,9 +10,15 @@
 //!
 //! A legacy server's request names no call, so it is routed only while the
 //! upstream has exactly one call in flight; with several, the request is
-//! refused (the upstream sees an error) rather than shown to the wrong
-//! client. A request the downstream client did not declare the capability
-//! for is refused the same way.
+//! refused (the upstream sees an error naming it, which a server such as
+//! the TypeScript SDK's passes on as its call's `isError` text) rather than
+//! shown to the wrong client. A held call stays in flight until its retry
+//! or its expiry, so this is also the bound on the held calls: one per
+//! legacy upstream. While one is held, another call on that upstream that
+//! asks for input is refused ("... has a call waiting for its client's
+//! answer ..."), and calls that ask for nothing are served as usual. A
+//! request the downstream client did not declare the capability for is
+//! refused the same way.
 //!
 //! Cancellation from the upstream's side: when the upstream withdraws its
 //! request (`notifications/cancelled`) or its call ends while the request
@@ -43,8 +49,6 @@ use toolwire::{
 
 /// How long a held upstream call waits for the downstream retry.
 pub(crate) const HOLD_FOR: Duration = Duration::from_secs(120);
-/// Most calls one upstream holds at once; more are refused.
-const MAX_HELD: usize = 64;
 
 type Outcome = Result<ResultOrInputRequired<CallToolResult>, ClientError>;
 
@@ -73,9 +77,11 @@ struct Inflight {
     cx: RequestContext,
 }
 
-/// One upstream's held calls and the calls in flight that may be asked.
-#[derive(Default)]
+/// One upstream's held calls (at most one: see the module's docs) and the
+/// calls in flight that may be asked.
 pub(crate) struct Holds {
+    /// The upstream's name, for errors.
+    upstream: String,
     next: AtomicU64,
     inflight: Mutex<Vec<Inflight>>,
     held: Mutex<HashMap<u64, Held>>,
@@ -93,6 +99,15 @@ struct Held {
 }
 
 impl Holds {
+    pub(crate) fn new(upstream: &str) -> Self {
+        Self {
+            upstream: upstream.to_owned(),
+            next: AtomicU64::new(0),
+            inflight: Mutex::default(),
+            held: Mutex::default(),
+        }
+    }
+
     /// The upstream client's handler of a request the server sends: routes
     /// it to the one call in flight, and waits for the downstream answer.
     /// Dropping the returned future (the upstream cancelled the request)
@@ -101,6 +116,9 @@ impl Holds {
         &self,
         request: InputRequest,
     ) -> Result<T, InputError> {
+        let upstream = &self.upstream;
+        let method = request.method();
+        let holding = self.held.lock().is_ok_and(|h| !h.is_empty());
         let tx = {
             let inflight = self
                 .inflight
@@ -110,15 +128,23 @@ impl Holds {
                 [one] if one.cx.supports_input(&request) => one.asks.clone(),
                 [_] => {
                     return Err(InputError::new(format!(
-                        "the downstream client cannot answer {}: it did not declare the capability",
-                        request.method()
+                        "the gateway's client cannot answer {method} from upstream {upstream:?}: it did not declare the capability"
                     )));
                 }
-                [] => return Err(InputError::new("no call of this gateway is in flight")),
+                [] => {
+                    return Err(InputError::new(format!(
+                        "no call of the gateway to upstream {upstream:?} is in flight"
+                    )));
+                }
+                _ if holding => {
+                    return Err(InputError::new(format!(
+                        "upstream {upstream:?} already has a call waiting for its client's answer; a legacy server's {method} does not say which call it belongs to, so the gateway holds one such call per legacy upstream. Try again once that call is answered (or in at most {} s, when it expires)",
+                        HOLD_FOR.as_secs()
+                    )));
+                }
                 _ => {
                     return Err(InputError::new(format!(
-                        "several calls are in flight; the gateway cannot tell which one this {} belongs to",
-                        request.method()
+                        "upstream {upstream:?} has several calls in flight; a legacy server's {method} does not say which one it belongs to, so it is refused rather than shown to the wrong client. Try again"
                     )));
                 }
             }
@@ -260,18 +286,13 @@ fn park(link: &Link, id: u64, mut held: Held, ask: Ask) -> Result<ToolResult, Ha
     held.parked = parked.clone();
     let done = held.done.clone();
     {
+        // At most one entry: an upstream's request is routed only while
+        // it has one call in flight, and a held call stays in flight.
         let mut table = link
             .holds
             .held
             .lock()
             .map_err(|_| HandlerError::failed("gateway state poisoned"))?;
-        if table.len() >= MAX_HELD {
-            link.holds.leave(id);
-            return Ok(ToolResult::error_text(format!(
-                "upstream {:?} has too many calls waiting for input; try again later",
-                link.name()
-            )));
-        }
         table.insert(id, held);
     }
     let withdraw = CancellationToken::new();

@@ -125,6 +125,14 @@ struct ServeOptions {
     /// `_meta` traceparent is its parent. Needs the `otel` build feature.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
+    /// `ttlMs` of cacheable results (lists, resource reads): how long a
+    /// client may reuse them, in milliseconds; 0 means not at all.
+    #[arg(long, value_name = "MS", default_value_t = 60_000)]
+    ttl_ms: u64,
+    /// `cacheScope` of cacheable results: `public` (shared caches may keep
+    /// them) or `private` (only the client that asked).
+    #[arg(long, value_name = "SCOPE", default_value = "public", value_parser = ["public", "private"])]
+    cache_scope: String,
     /// With `--http`: how long one request may run before it is
     /// cancelled and answered with a timeout error, in milliseconds;
     /// 0 sets no limit.
@@ -158,7 +166,11 @@ async fn server_config(
     Option<std::sync::Arc<toolwire_replica::Relay>>,
 )> {
     let mut config = ServerConfig::new(name, env!("CARGO_PKG_VERSION"))
-        .with_state_ttl(Duration::from_millis(options.state_ttl_ms));
+        .with_state_ttl(Duration::from_millis(options.state_ttl_ms))
+        .with_ttl(Duration::from_millis(options.ttl_ms));
+    if options.cache_scope == "private" {
+        config = config.with_cache_scope(toolwire::proto::types::CacheScope::Private);
+    }
     let keys = match &options.state_keys_file {
         Some(file) => Some(StateKeys::from_file(file).context("configuring requestState keys")?),
         None => StateKeys::from_env(STATE_KEYS_ENV).context("configuring requestState keys")?,

@@ -79,6 +79,11 @@ struct Inner {
     /// Each upstream's current entries, by upstream index.
     parts: Mutex<Parts>,
     stop: CancellationToken,
+    /// The cache hints the gateway's own configuration allows at most:
+    /// the merged lists' `ttlMs` is never longer, and `private` (auth on,
+    /// or configured) stays private.
+    ttl: Duration,
+    private: bool,
 }
 
 #[derive(Default)]
@@ -96,6 +101,11 @@ struct Parts {
     prompt_claims: HashMap<String, usize>,
     resource_claims: HashMap<String, usize>,
     template_claims: HashMap<String, usize>,
+    /// Each upstream's list cache hints: its smallest `ttlMs` (if it gave
+    /// one) and whether any of its lists is private.
+    hints: Vec<(Option<u64>, bool)>,
+    /// The hints the merged lists carry now.
+    applied: Option<(Duration, bool)>,
 }
 
 impl Gateway {
@@ -111,11 +121,10 @@ impl Gateway {
     /// [`settled`](Self::settled) waits for every first answer.
     ///
     /// `server_config` names the gateway and carries the server settings
-    /// (keyring, paging, bus); its `ttl` is lowered to the smallest `ttlMs`
-    /// a modern upstream lists with, and its `cacheScope` becomes `private`
-    /// if any upstream's is, or if an upstream has not answered (or is
-    /// down) by the time serving starts: its scope is not known, and these
-    /// two are decided once, at start-up.
+    /// (keyring, paging, bus); its `ttl` and `cacheScope` are the most the
+    /// merged lists carry: `ttlMs` is the smallest of it and the upstreams'
+    /// in the lists, `cacheScope` `private` if it is or any of those
+    /// upstreams' is, recomputed whenever an upstream's part changes.
     ///
     /// An upstream that cannot be reached is left out and retried with
     /// backoff; its calls get an error naming it.
@@ -154,30 +163,10 @@ impl Gateway {
         let links: Vec<Arc<Link>> = config.upstreams().iter().cloned().map(Link::new).collect();
         let firsts = first_listings(&links, config.start_wait()).await;
         let mut server_config = server_config;
-        let mut ttl: Option<u64> = None;
-        let mut private = false;
-        for first in &firsts {
-            match first {
-                First::Listed(listing) => {
-                    if let Some(t) = listing.ttl_ms {
-                        ttl = Some(ttl.map_or(t, |m| m.min(t)));
-                    }
-                    private |= listing.private;
-                }
-                // Its lists may be private, and the scope is decided now
-                // for good: nothing is shared while one is unknown.
-                First::Pending(_) | First::Failed => private = true,
-            }
-        }
-        if let Some(t) = ttl {
-            let t = Duration::from_millis(t);
-            if t < server_config.ttl() {
-                server_config = server_config.with_ttl(t);
-            }
-        }
-        if private {
-            server_config = server_config.with_cache_scope(CacheScope::Private);
-        }
+        let (ttl, private) = (
+            server_config.ttl(),
+            server_config.cache_scope() == CacheScope::Private,
+        );
         // Each merged list says which version it is, so replicas can be
         // compared.
         server_config = server_config.with_list_fingerprints(true);
@@ -194,6 +183,7 @@ impl Gateway {
                     prompts: vec![Vec::new(); links.len()],
                     resources: vec![Vec::new(); links.len()],
                     templates: vec![Vec::new(); links.len()],
+                    hints: vec![(None, false); links.len()],
                     ..Parts::default()
                 }),
                 links,
@@ -201,6 +191,8 @@ impl Gateway {
                 serving: AtomicBool::new(false),
                 settled: tokio::sync::watch::Sender::new(settled),
                 stop: CancellationToken::new(),
+                ttl,
+                private,
             }),
         };
         gateway.add_health_resource();
@@ -412,27 +404,13 @@ impl Inner {
                 Err(e) => tracing::warn!(upstream = up.key, "prompt {:?} left out: {e}", def.name),
             }
         }
-        let c = self.server.config();
-        if listing.private && c.cache_scope() == CacheScope::Public {
-            tracing::warn!(
-                upstream = up.key,
-                "its lists are private, but the gateway's were decided public at start-up; restart the gateway to serve them private"
-            );
-        }
-        if let Some(t) = listing.ttl_ms
-            && Duration::from_millis(t) < c.ttl()
-        {
-            tracing::debug!(
-                upstream = up.key,
-                "its ttlMs ({t}) is below the gateway's, which was decided at start-up"
-            );
-        }
         link.set_tool_count(tools.len());
         if let Ok(mut parts) = self.parts.lock() {
             parts.tools[i] = tools;
             parts.prompts[i] = prompts;
             parts.resources[i] = resources;
             parts.templates[i] = templates;
+            parts.hints[i] = (listing.ttl_ms, listing.private);
             parts
                 .problems
                 .retain(|p| !matches!(p, NameProblem::Invalid { upstream, .. } | NameProblem::TooLong { upstream, .. } if *upstream == up.key));
@@ -513,6 +491,7 @@ impl Inner {
         // supervisors refreshing at once cannot swap in an older merge
         // after a newer one.
         self.apply_fail_closed();
+        self.apply_cache_hints(parts);
         // Names are unique by construction, so no call can fail. A list
         // whose definitions did not change is left alone, so listeners hear
         // only of real changes.
@@ -553,6 +532,31 @@ impl Inner {
                     .collect::<Vec<_>>();
         if !same_resources && let Err(e) = server.replace_resources(resources, templates) {
             tracing::error!("merged resource list refused: {e}");
+        }
+    }
+
+    /// The merged lists' cache hints, from the upstreams in them: `ttlMs`
+    /// the smallest any gave (and at most the gateway's own), `private` if
+    /// any upstream's lists are (or the gateway's own are). An upstream
+    /// that is down or has not answered yet has nothing in the lists, and
+    /// so no say.
+    // Spec: server/utilities/caching.mdx
+    fn apply_cache_hints(&self, parts: &mut Parts) {
+        let ttl = parts
+            .hints
+            .iter()
+            .filter_map(|(t, _)| *t)
+            .map(Duration::from_millis)
+            .fold(self.ttl, Duration::min);
+        let private = self.private || parts.hints.iter().any(|(_, p)| *p);
+        if parts.applied != Some((ttl, private)) {
+            parts.applied = Some((ttl, private));
+            let scope = if private {
+                CacheScope::Private
+            } else {
+                CacheScope::Public
+            };
+            self.server.set_cache_hints(ttl, scope);
         }
     }
 

@@ -76,6 +76,12 @@ impl<T: Named + Clone> Registry<T> {
         r
     }
 
+    /// Swaps in a snapshot of the same entries, without the pages built
+    /// for the old one.
+    pub(crate) fn rebuild_pages(&self) {
+        self.update(|s| (Some(s.items.clone()), ()));
+    }
+
     /// Names of the entries, in order.
     pub(crate) fn names(&self) -> Vec<String> {
         self.snapshot()

@@ -38,9 +38,10 @@ use crate::resource::{Resource, ResourceTemplate};
 use crate::tool::Tool;
 use serde_json::{Value, json};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::ErrorObject;
+use toolwire_proto::types::CacheScope;
 
 impl Named for Tool {
     fn name(&self) -> &str {
@@ -123,6 +124,11 @@ pub(crate) struct ServerInner {
     /// Set while [`Server::set_list_failure`] holds an error: list
     /// requests read only this flag until then.
     pub(crate) list_failing: AtomicBool,
+    /// `ttlMs` of cacheable results, from the config until
+    /// [`Server::set_cache_hints`] changes it.
+    pub(crate) ttl_ms: AtomicU64,
+    /// Whether cacheable results are `private` (else `public`), likewise.
+    pub(crate) private: AtomicBool,
     pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
     /// The rate limits on invocations; `None` when none is set.
     pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
@@ -150,6 +156,7 @@ impl Server {
             &config.tool_rate_limits,
             config.rate_limit_keys,
         );
+        let (ttl_ms, private) = (config.ttl_ms(), config.cache_scope() == CacheScope::Private);
         Self {
             inner: Arc::new(ServerInner {
                 rate_limits,
@@ -165,6 +172,8 @@ impl Server {
                 closing: CancellationToken::new(),
                 listeners: AtomicUsize::new(0),
                 list_failing: AtomicBool::new(false),
+                ttl_ms: AtomicU64::new(ttl_ms),
+                private: AtomicBool::new(private),
                 list_failure: std::sync::RwLock::new(None),
             }),
         }
@@ -314,6 +323,41 @@ impl Server {
             Err(p) => *p.into_inner() = error,
         }
         self.inner.list_failing.store(failing, Ordering::Release);
+    }
+
+    /// Changes the cache hints of the results built from now on (`ttlMs`
+    /// and `cacheScope` of the lists and of resource reads without their
+    /// own), which [`ServerConfig::with_ttl`] and
+    /// [`ServerConfig::with_cache_scope`] set at start: for a server whose
+    /// contents change where they come from, such as a gateway whose
+    /// upstreams' hints change. List pages already built are dropped.
+    /// `server/discover` keeps the configured hints.
+    /// Spec: server/utilities/caching.mdx
+    pub fn set_cache_hints(&self, ttl: std::time::Duration, scope: CacheScope) {
+        self.inner
+            .ttl_ms
+            .store(crate::handler::wire_millis(ttl), Ordering::Release);
+        self.inner
+            .private
+            .store(scope == CacheScope::Private, Ordering::Release);
+        self.inner.tools.rebuild_pages();
+        self.inner.prompts.rebuild_pages();
+        self.inner.resources.rebuild_pages();
+        self.inner.resource_templates.rebuild_pages();
+    }
+
+    /// `ttlMs` of cacheable results now.
+    pub(crate) fn ttl_ms(&self) -> u64 {
+        self.inner.ttl_ms.load(Ordering::Acquire)
+    }
+
+    /// `cacheScope` of cacheable results now.
+    pub(crate) fn cache_scope(&self) -> CacheScope {
+        if self.inner.private.load(Ordering::Acquire) {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        }
     }
 
     /// The error list requests fail with, while one is set.

@@ -579,8 +579,8 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
     let list = gw.call(1, "tools/list", json!({})).await;
     assert_eq!(names(&list).len(), 7, "demo's tools only: {list}");
     assert_eq!(
-        list["result"]["cacheScope"], "private",
-        "the down upstream's scope is unknown"
+        list["result"]["cacheScope"], "public",
+        "only the upstreams in the list decide its cache hints"
     );
     let closed_config = dir.join("closed.toml");
     std::fs::write(

@@ -5,7 +5,7 @@
 //! collision leaves the served name where it was, and `toolwire gateway
 //! check` still waits for every upstream.
 
-use super::era::http_server;
+use super::era::http_server_with;
 use super::features::run;
 use super::gateway::{gateway, health, names, scratch, stdio_upstream, write_config};
 use serde_json::{Value, json};
@@ -25,7 +25,12 @@ struct Gated {
 
 impl Gated {
     async fn start() -> Self {
-        let (server, url) = http_server().await;
+        Self::start_with(&["--allow-define"]).await
+    }
+
+    /// The gate in front of `toolwire serve --http ARGS…`.
+    async fn start_with(args: &[&str]) -> Self {
+        let (server, url) = http_server_with(args).await;
         let rest = url.strip_prefix("http://").expect("an http URL");
         let (addr, path) = rest.split_once('/').expect("a path");
         let target = addr.to_owned();
@@ -85,7 +90,14 @@ async fn list_changed(gw: &mut super::support::Proc, wait: Duration) -> Value {
 
 #[tokio::test]
 async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
-    let late = Gated::start().await;
+    let late = Gated::start_with(&[
+        "--allow-define",
+        "--ttl-ms",
+        "1500",
+        "--cache-scope",
+        "private",
+    ])
+    .await;
     let dir = scratch("late");
     // The default start wait (2 s), and the default 60 s upstream timeout.
     let config = write_config(
@@ -126,8 +138,9 @@ async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
         "demo's tools only: {list}"
     );
     assert_eq!(
-        list["result"]["cacheScope"], "private",
-        "the late upstream's scope is not known yet"
+        (&list["result"]["cacheScope"], &list["result"]["ttlMs"]),
+        (&json!("public"), &json!(60_000)),
+        "only the upstreams in the list decide its cache hints: {list}"
     );
     let h = health(&mut gw, 3).await;
     assert_eq!(h["upstreams"][1]["name"], "late");
@@ -155,6 +168,14 @@ async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
         "{names:?}"
     );
     assert_eq!(names[7], "late__echo", "upstream order: {names:?}");
+    // The late upstream's hints now count: its lists are private, with a
+    // shorter ttlMs.
+    let list = gw.call(4, "tools/list", json!({})).await;
+    assert_eq!(
+        (&list["result"]["cacheScope"], &list["result"]["ttlMs"]),
+        (&json!("private"), &json!(1_500)),
+        "{list}"
+    );
     let r = gw
         .call(
             5,

@@ -76,7 +76,14 @@ pub(crate) fn list_page<T: Listed + Defined, R: serde::Serialize>(
         Some(&snapshot.pages),
         c.page_size,
         cursor,
-        |i, n| build(i, n, c.cache_scope, page_meta(server, items, &fingerprint)),
+        |i, n| {
+            build(
+                i,
+                n,
+                server.cache_scope(),
+                page_meta(server, items, &fingerprint),
+            )
+        },
     )
 }
 

@@ -72,14 +72,13 @@ impl Server {
     }
 
     pub(crate) fn list_prompts(&self, p: &Prepared) -> Outcome {
-        let c = &self.inner.config;
         let snapshot = self.inner.prompts.snapshot();
         let cursor = p.params.cursor.as_deref();
         let build = |items: &[Prompt], next_cursor, cache_scope, meta| ListPromptsResult {
             result_type: ResultType::Complete,
             prompts: items.iter().map(|p| p.definition().clone()).collect(),
             next_cursor,
-            ttl_ms: c.ttl_ms(),
+            ttl_ms: self.ttl_ms(),
             cache_scope,
             meta: Some(meta),
         };

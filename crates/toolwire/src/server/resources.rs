@@ -137,14 +137,13 @@ impl Server {
     }
 
     pub(crate) fn list_resources(&self, p: &Prepared) -> Outcome {
-        let c = &self.inner.config;
         let snapshot = self.inner.resources.snapshot();
         let cursor = p.params.cursor.as_deref();
         let build = |items: &[Resource], next_cursor, cache_scope, meta| ListResourcesResult {
             result_type: ResultType::Complete,
             resources: items.iter().map(|r| r.definition().clone()).collect(),
             next_cursor,
-            ttl_ms: c.ttl_ms(),
+            ttl_ms: self.ttl_ms(),
             cache_scope,
             meta: Some(meta),
         };
@@ -152,7 +151,6 @@ impl Server {
     }
 
     pub(crate) fn list_resource_templates(&self, p: &Prepared) -> Outcome {
-        let c = &self.inner.config;
         let snapshot = self.inner.resource_templates.snapshot();
         let cursor = p.params.cursor.as_deref();
         let build = |items: &[ResourceTemplate], next_cursor, cache_scope, meta| {
@@ -160,7 +158,7 @@ impl Server {
                 result_type: ResultType::Complete,
                 resource_templates: items.iter().map(|t| t.definition().clone()).collect(),
                 next_cursor,
-                ttl_ms: c.ttl_ms(),
+                ttl_ms: self.ttl_ms(),
                 cache_scope,
                 meta: Some(meta),
             }
@@ -231,15 +229,14 @@ impl Server {
                         c_mime.clone_from(&reader.mime_type);
                     }
                 }
-                let c = &self.inner.config;
                 self.respond(
                     shape,
                     &id,
                     &ReadResourceResult {
                         result_type: ResultType::Complete,
                         contents,
-                        ttl_ms: reader.ttl_ms.unwrap_or_else(|| c.ttl_ms()),
-                        cache_scope: reader.cache_scope.unwrap_or(c.cache_scope),
+                        ttl_ms: reader.ttl_ms.unwrap_or_else(|| self.ttl_ms()),
+                        cache_scope: reader.cache_scope.unwrap_or_else(|| self.cache_scope()),
                         meta: Some(self.result_meta()),
                     },
                 )

@@ -460,3 +460,29 @@ fn spliced_meta_encodes_like_the_serialised_result() {
         Reply::result(&RequestId::Number(1), &json!([1])).body()
     );
 }
+
+/// `set_cache_hints` changes the hints of lists (pages already built are
+/// dropped) and of resource reads without their own, not the registries.
+#[tokio::test]
+async fn cache_hints_follow_set_cache_hints() {
+    use std::time::Duration;
+    use toolwire_proto::types::CacheScope;
+    let server = Server::new(ServerConfig::new("t", "1"));
+    server.add_tool(open_tool("a")).expect("add");
+    let before = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(before["result"]["ttlMs"], 60_000);
+    assert_eq!(before["result"]["cacheScope"], "public");
+    server.set_cache_hints(Duration::from_millis(1_500), CacheScope::Private);
+    let after = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(after["result"]["ttlMs"], 1_500, "{after}");
+    assert_eq!(after["result"]["cacheScope"], "private", "{after}");
+    assert_eq!(after["result"]["tools"], before["result"]["tools"]);
+    let prompts = call(&server, "prompts/list", json!({}), json!({})).await;
+    assert_eq!(prompts["result"]["cacheScope"], "private", "{prompts}");
+    server.set_cache_hints(Duration::from_secs(5), CacheScope::Public);
+    let again = call(&server, "tools/list", json!({}), json!({})).await;
+    assert_eq!(
+        (&again["result"]["ttlMs"], &again["result"]["cacheScope"]),
+        (&json!(5_000), &json!("public"))
+    );
+}

@@ -16,14 +16,13 @@ use toolwire_proto::{ErrorObject, RequestId};
 
 impl Server {
     pub(crate) fn list_tools(&self, p: &Prepared) -> Outcome {
-        let c = &self.inner.config;
         let snapshot = self.inner.tools.snapshot();
         let cursor = p.params.cursor.as_deref();
         let build = |items: &[Tool], next_cursor, cache_scope, meta| ListToolsResult {
             result_type: ResultType::Complete,
             tools: items.iter().map(|t| t.definition().clone()).collect(),
             next_cursor,
-            ttl_ms: c.ttl_ms(),
+            ttl_ms: self.ttl_ms(),
             cache_scope,
             meta: Some(meta),
         };

@@ -196,6 +196,11 @@ impl Gateway {
             }),
         };
         gateway.add_health_resource();
+        let weak = Arc::downgrade(&gateway.inner);
+        gateway
+            .inner
+            .server
+            .set_unknown_tool_reason(move |name| weak.upgrade()?.unknown_tool_reason(name));
         for (i, first) in firsts.iter().enumerate() {
             if let First::Listed(listing) = first {
                 gateway.set_part(i, listing);
@@ -557,6 +562,39 @@ impl Inner {
                 CacheScope::Public
             };
             self.server.set_cache_hints(ttl, scope);
+        }
+    }
+
+    /// Why `name` is not a tool now, when an upstream that is down (or has
+    /// not answered yet) may serve it: with prefixes, the upstream whose
+    /// prefix it has; without, every upstream not serving.
+    fn unknown_tool_reason(&self, name: &str) -> Option<String> {
+        let serving = |l: &Link| l.health().state == UpstreamState::Up;
+        match self.naming.mode {
+            Namespace::Always => self
+                .links
+                .iter()
+                .filter(|l| {
+                    name.strip_prefix(l.spec.prefix.as_str())
+                        .is_some_and(|rest| rest.starts_with(self.naming.separator.as_str()))
+                })
+                .max_by_key(|l| l.spec.prefix.len())
+                .filter(|l| !serving(l))
+                .map(|l| l.down_reason()),
+            Namespace::Never => {
+                let down: Vec<String> = self
+                    .links
+                    .iter()
+                    .filter(|l| !serving(l))
+                    .map(|l| l.down_reason())
+                    .collect();
+                (!down.is_empty()).then(|| {
+                    format!(
+                        "it may be served by an upstream that is not serving now: {}",
+                        down.join("; ")
+                    )
+                })
+            }
         }
     }
 

@@ -103,6 +103,9 @@ pub struct Server {
     pub(crate) inner: Arc<ServerInner>,
 }
 
+/// See [`Server::set_unknown_tool_reason`].
+pub(crate) type UnknownToolReason = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
 pub(crate) struct ServerInner {
     pub(crate) config: ServerConfig,
     pub(crate) tools: Registry<Tool>,
@@ -129,6 +132,9 @@ pub(crate) struct ServerInner {
     pub(crate) ttl_ms: AtomicU64,
     /// Whether cacheable results are `private` (else `public`), likewise.
     pub(crate) private: AtomicBool,
+    /// Why a tool this server lacks is missing, if it can say
+    /// ([`Server::set_unknown_tool_reason`]).
+    pub(crate) unknown_tool: std::sync::RwLock<Option<UnknownToolReason>>,
     pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
     /// The rate limits on invocations; `None` when none is set.
     pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
@@ -174,6 +180,7 @@ impl Server {
                 list_failing: AtomicBool::new(false),
                 ttl_ms: AtomicU64::new(ttl_ms),
                 private: AtomicBool::new(private),
+                unknown_tool: std::sync::RwLock::new(None),
                 list_failure: std::sync::RwLock::new(None),
             }),
         }
@@ -344,6 +351,31 @@ impl Server {
         self.inner.prompts.rebuild_pages();
         self.inner.resources.rebuild_pages();
         self.inner.resource_templates.rebuild_pages();
+    }
+
+    /// Gives the `-32602` error of a call to a tool this server does not
+    /// have a reason, when `reason(name)` knows one: for a server whose
+    /// tools come from elsewhere, such as a gateway whose upstream serving
+    /// `name` is down ("upstream \"db\" is unavailable: …"). The reason
+    /// is added to the message and, as `reason`, to the error's `data`.
+    pub fn set_unknown_tool_reason(
+        &self,
+        reason: impl Fn(&str) -> Option<String> + Send + Sync + 'static,
+    ) {
+        let reason: UnknownToolReason = Arc::new(reason);
+        match self.inner.unknown_tool.write() {
+            Ok(mut r) => *r = Some(reason),
+            Err(p) => *p.into_inner() = Some(reason),
+        }
+    }
+
+    /// Why `name` is not a tool here, if the server was told how to say.
+    pub(crate) fn unknown_tool_reason(&self, name: &str) -> Option<String> {
+        let reason = match self.inner.unknown_tool.read() {
+            Ok(r) => r.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        reason.and_then(|r| r(name))
     }
 
     /// `ttlMs` of cacheable results now.

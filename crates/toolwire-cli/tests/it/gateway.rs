@@ -582,6 +582,21 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
         list["result"]["cacheScope"], "public",
         "only the upstreams in the list decide its cache hints"
     );
+    // A call to the down upstream's tool says which upstream and why.
+    let r = gw
+        .call(
+            9,
+            "tools/call",
+            json!({"name": "gone__echo", "arguments": {"text": "x"}}),
+        )
+        .await;
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let message = r["error"]["message"].as_str().expect("message");
+    assert!(
+        message.contains("upstream \"gone\" is unavailable"),
+        "{message}"
+    );
+    assert_eq!(r["error"]["data"]["name"], "gone__echo");
     let closed_config = dir.join("closed.toml");
     std::fs::write(
         &closed_config,

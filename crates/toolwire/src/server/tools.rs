@@ -41,10 +41,14 @@ impl Server {
             return Outcome::error(ErrorObject::invalid_params("tools/call needs params.name"));
         };
         let Some(tool) = self.inner.tools.snapshot().get(&name).cloned() else {
-            return Outcome::error(
-                ErrorObject::invalid_params(format!("unknown tool: {name}"))
+            return Outcome::error(match self.unknown_tool_reason(&name) {
+                Some(reason) => {
+                    ErrorObject::invalid_params(format!("unknown tool: {name} ({reason})"))
+                        .with_data(json!({ "name": name, "reason": reason }))
+                }
+                None => ErrorObject::invalid_params(format!("unknown tool: {name}"))
                     .with_data(json!({ "name": name })),
-            );
+            });
         };
         let tool = &tool.inner;
         if !tool.required_capabilities.is_empty() {

@@ -6,7 +6,9 @@
 #   bench/profile.sh SERVER TRANSPORT PATH [N]
 #     SERVER    floor | rmcp | toolwire | toolwire-plain | toolwire-auth (HTTP
 #               only) | gateway (HTTP only: bench-gateway profiled, in front
-#               of a bench-toolwire upstream that runs outside callgrind)
+#               of a bench-toolwire upstream that runs outside callgrind) |
+#               proxy-floor (HTTP only, like gateway: the bare reverse proxy
+#               bench-proxy-floor profiled)
 #     TRANSPORT http (16 connections) | stdio (64 in flight)
 #     PATH      echo | add | list
 #     N         requests in the profiled run (default 10000)
@@ -21,10 +23,11 @@ rel="${CARGO_TARGET_DIR:-$here/target}/release"
 server="${1:?server}"; transport="${2:?http|stdio}"; path="${3:?echo|add|list}"; n="${4:-10000}"
 out="$here/results/profile"; mkdir -p "$out"
 bin="$rel/bench-${server%-*}"; extra=()
+[ "$server" = proxy-floor ] && bin="$rel/bench-proxy-floor"
 [ "$server" = toolwire-plain ] && extra=(--plain-loop)
 [ "$server" = toolwire-auth ] && extra=(--auth)
-if [ "$server" = gateway ]; then
-  [ "$transport" = http ] || { echo "gateway: HTTP only" >&2; exit 2; }
+if [ "$server" = gateway ] || [ "$server" = proxy-floor ]; then
+  [ "$transport" = http ] || { echo "$server: HTTP only" >&2; exit 2; }
   ulog="$(mktemp)"
   taskset -c 0 "$rel/bench-toolwire" --http 127.0.0.1:0 >"$ulog" 2>/dev/null &
   upid=$!

@@ -28,6 +28,11 @@
 //! the stdio cells), every request carrying the bearer token the server
 //! printed after its address. The report compares it with `toolwire`.
 //!
+//! `gateway` (`bench-gateway`) and `proxy-floor` (`bench-proxy-floor`, a
+//! bare reverse proxy) are HTTP only: each starts a `bench-toolwire`
+//! upstream first, on the same core, and both processes' CPU is measured
+//! (the upstream's as `upstream cpu`).
+//!
 //! Only loopback addresses are ever contacted.
 
 use serde::Serialize;
@@ -103,7 +108,7 @@ fn cpu_jiffies() -> BTreeMap<String, (u64, u64)> {
 }
 
 /// The pid of the upstream behind the server being measured (the
-/// `gateway` kind's `bench-toolwire`), 0 for none: its CPU is measured
+/// `bench-toolwire` of the `gateway` and `proxy-floor` kinds), 0 for none: its CPU is measured
 /// beside the server's.
 static UPSTREAM_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
@@ -182,7 +187,7 @@ struct CellResult {
     p50_us: f64,
     p99_us: f64,
     cpu_us_per_req: f64,
-    /// The upstream's CPU per request, behind a gateway.
+    /// The upstream's CPU per request, behind a gateway or the proxy floor.
     #[serde(skip_serializing_if = "Option::is_none")]
     upstream_cpu_us_per_req: Option<f64>,
     peak_rss_kb: u64,
@@ -535,11 +540,15 @@ fn parse_id(line: &[u8]) -> Option<usize> {
     std::str::from_utf8(&digits[..end]).ok()?.parse().ok()
 }
 
+/// What the stdio writer thread is sent: write request `slot` of the
+/// bodies, or (`None`) close the server's stdin.
+type WriterJob = Option<(usize, Arc<Vec<Vec<u8>>>)>;
+
 /// A server child on stdio with K request slots.
 struct StdioDriver {
     child: Child,
     reader: BufReader<std::process::ChildStdout>,
-    to_writer: mpsc::Sender<Option<(usize, Arc<Vec<Vec<u8>>>)>>,
+    to_writer: mpsc::Sender<WriterJob>,
     sent_at: Arc<Vec<AtomicU64>>,
     base: Instant,
     progress: Arc<AtomicU64>,
@@ -565,7 +574,7 @@ impl StdioDriver {
         let base = Instant::now();
         let sent_at: Arc<Vec<AtomicU64>> =
             Arc::new((0..inflight).map(|_| AtomicU64::new(0)).collect());
-        let (tx, rx) = mpsc::channel::<Option<(usize, Arc<Vec<Vec<u8>>>)>>();
+        let (tx, rx) = mpsc::channel::<WriterJob>();
         let stamps = Arc::clone(&sent_at);
         let writer = std::thread::spawn(move || {
             let mut w = io::BufWriter::with_capacity(64 * 1024, &mut stdin);
@@ -753,7 +762,7 @@ struct ServerKind {
     name: String,
     bin: PathBuf,
     args: Vec<String>,
-    /// A server in front of another (`gateway`): that one's binary, started
+    /// A server in front of another (`gateway`, `proxy-floor`): that one's binary, started
     /// first; the server gets `--upstream URL`. HTTP only.
     upstream: Option<PathBuf>,
 }
@@ -765,10 +774,11 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         "toolwire" => ("bench-toolwire", &[]),
         "toolwire-plain" => ("bench-toolwire", &["--plain-loop"]),
         "gateway" => ("bench-gateway", &[]),
+        "proxy-floor" => ("bench-proxy-floor", &[]),
         "toolwire-auth" => ("bench-toolwire", &["--auth"]),
         other => {
             eprintln!(
-                "unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain, toolwire-auth, gateway)"
+                "unknown server {other:?} (floor, rmcp, toolwire, toolwire-plain, toolwire-auth, gateway, proxy-floor)"
             );
             std::process::exit(2)
         }
@@ -777,7 +787,7 @@ fn server_kind(name: &str, bin_dir: &FsPath) -> ServerKind {
         name: name.to_owned(),
         bin: bin_dir.join(bin),
         args: args.iter().map(|s| (*s).to_owned()).collect(),
-        upstream: (name == "gateway").then(|| bin_dir.join("bench-toolwire")),
+        upstream: matches!(name, "gateway" | "proxy-floor").then(|| bin_dir.join("bench-toolwire")),
     }
 }
 

@@ -205,17 +205,33 @@ impl HttpTransport {
             .map_err(|e| self.failed(&e))
     }
 
+    /// A request's POST, its headers set directly (no builder: this is
+    /// every request's path).
     fn build(&self, request: &Outgoing) -> Result<Request<Full<Bytes>>, ClientError> {
         // Spec: basic/transports/streamable-http.mdx#sending-messages
-        let mut builder = self
-            .base(Method::POST, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json");
-        for (name, value) in &request.headers {
-            builder = builder.header(name, value);
+        let mut req = Request::new(Full::new(request.body.clone()));
+        *req.method_mut() = Method::POST;
+        *req.uri_mut() = self.uri.clone();
+        let headers = req.headers_mut();
+        headers.reserve(4 + self.extra_headers.len() + request.headers.len());
+        headers.insert(
+            ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        for (name, value) in &self.extra_headers {
+            headers.append(name, value.clone());
         }
-        builder
-            .body(Full::new(request.body.clone()))
-            .map_err(|e| ClientError::Protocol(format!("cannot build the request: {e}")))
+        if let Some(auth) = self.authorization.read().ok().and_then(|a| a.clone()) {
+            headers.insert(AUTHORIZATION, auth);
+        }
+        if let Some(session) = self.session() {
+            headers.insert(SESSION_HEADER, session);
+        }
+        for (name, value) in &request.headers {
+            headers.append(name, value.clone());
+        }
+        Ok(req)
     }
 }
 

@@ -272,17 +272,7 @@ impl Client {
 
     /// One modern request: a round trip, retried once after `-32022` with a
     /// version both sides speak, and for `tools/call` over HTTP once after
-    /// `-32020` with a refreshed tool list.
-    pub(crate) async fn modern_value(
-        &self,
-        method: &'static str,
-        params: Map<String, Value>,
-        options: &RequestOptions,
-    ) -> Result<Value, ClientError> {
-        to_value(&self.modern_raw(method, &params, options).await?)
-    }
-
-    /// [`modern_value`](Self::modern_value), the result as the server sent
+    /// `-32020` with a refreshed tool list. The result as the server sent
     /// it.
     pub(crate) async fn modern_raw(
         &self,

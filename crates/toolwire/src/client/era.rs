@@ -203,10 +203,11 @@ impl Client {
             options = options.with_timeout(t);
         }
         let credentials = self.credentials().await;
-        match self
-            .modern_value(DiscoverRequest::METHOD, Map::new(), &options)
+        let answer = self
+            .modern_raw(DiscoverRequest::METHOD, &Map::new(), &options)
             .await
-        {
+            .and_then(|raw| super::engine::to_value(&raw));
+        match answer {
             Ok(v) => {
                 self.set_era(EraState::Modern);
                 // The probe's answer is the discover result: keep it.

@@ -4,9 +4,9 @@
 //! and re-encoded; one that does not read as a `CallToolResult` is an
 //! internal error there.
 
+use super::duplex::Duplex;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolwire::{Forwarded, Server, ServerConfig, Tool};
 
 /// What the forwarded server answered: a member toolwire does not know,
@@ -47,62 +47,53 @@ fn server() -> Server {
 
 #[tokio::test]
 async fn forwarded_results_pass_through_for_modern_clients_and_are_read_for_legacy_ones() {
-    let (client, server_side) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(toolwire::serve_io(server(), server_read, server_write));
-    let (read, mut write) = tokio::io::split(client);
-    let mut lines = BufReader::new(read).lines();
-    let mut send = async |v: Value| {
-        let mut line = serde_json::to_vec(&v).expect("json");
-        line.push(b'\n');
-        write.write_all(&line).await.expect("write");
-    };
-    let mut recv = async || -> String { lines.next_line().await.expect("read").expect("a line") };
+    let mut io = Duplex::serve(server());
     let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {}});
 
-    send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
+    io.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call",
         "params":{"name":"relay","arguments":{},"_meta":meta}}))
-    .await;
-    let line = recv().await;
+        .await;
+    let line = io.recv_line().await;
     assert_eq!(
         line,
         format!(r#"{{"jsonrpc":"2.0","id":1,"result":{UPSTREAM}}}"#),
         "byte for byte"
     );
-    send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
+    io.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call",
         "params":{"name":"ordinary","arguments":{},"_meta":meta}}))
-    .await;
-    let plain: Value = serde_json::from_str(&recv().await).expect("json");
+        .await;
+    let plain: Value = serde_json::from_str(&io.recv_line().await).expect("json");
     assert_eq!(plain["result"]["content"][0]["text"], "plain");
     assert_eq!(plain["result"]["resultType"], "complete");
 
-    send(
+    io.send(
         json!({"jsonrpc":"2.0","id":3,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{},
         "clientInfo":{"name":"it","version":"1"}}}),
     )
     .await;
-    let init: Value = serde_json::from_str(&recv().await).expect("json");
+    let init: Value = serde_json::from_str(&io.recv_line().await).expect("json");
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+    io.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await;
 
     // The legacy client gets the result read and checked like any other:
     // the structured content breaks the tool's output schema.
-    send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"relay","arguments":{}}}))
+    io.send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"relay","arguments":{}}}))
         .await;
-    let legacy: Value = serde_json::from_str(&recv().await).expect("json");
+    let legacy: Value = serde_json::from_str(&io.recv_line().await).expect("json");
     assert_eq!(legacy["id"], 4);
     assert_eq!(legacy["error"]["code"], -32603, "{legacy}");
-    send(json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"relay_unchecked","arguments":{}}}))
+    io.send(json!({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"relay_unchecked","arguments":{}}}))
         .await;
-    let read: Value = serde_json::from_str(&recv().await).expect("json");
+    let read: Value = serde_json::from_str(&io.recv_line().await).expect("json");
     assert_eq!(read["result"]["content"][0]["text"], "7", "{read}");
     assert_eq!(read["result"]["structuredContent"]["n"], "seven", "{read}");
     assert!(read["result"].get("resultType").is_none(), "legacy: {read}");
-    send(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"broken","arguments":{}}}))
+    io.send(json!({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"broken","arguments":{}}}))
         .await;
-    let broken: Value = serde_json::from_str(&recv().await).expect("json");
+    let broken: Value = serde_json::from_str(&io.recv_line().await).expect("json");
     assert_eq!(broken["error"]["code"], -32603, "{broken}");
     assert!(
         broken["error"]["message"]
@@ -111,6 +102,5 @@ async fn forwarded_results_pass_through_for_modern_clients_and_are_read_for_lega
         "{broken}"
     );
 
-    write.shutdown().await.expect("eof");
-    serving.await.expect("joined").expect("served");
+    io.close().await;
 }

@@ -2,8 +2,8 @@
 //! first, then `initialize`, the legacy-only methods, and an MRTR tool
 //! served through real server-to-client requests.
 
+use super::duplex::Duplex;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use toolwire::{
     ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolResult,
 };
@@ -42,49 +42,37 @@ fn server() -> Server {
 
 #[tokio::test]
 async fn discover_probe_then_initialize_then_the_elicitation_shim() {
-    let (client, server_side) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(toolwire::serve_io(server(), server_read, server_write));
-    let (read, mut write) = tokio::io::split(client);
-    let mut lines = BufReader::new(read).lines();
-    let mut send = async |v: Value| {
-        let mut line = serde_json::to_vec(&v).expect("json");
-        line.push(b'\n');
-        write.write_all(&line).await.expect("write");
-    };
-    let mut recv = async || -> Value {
-        let line = lines.next_line().await.expect("read").expect("a line");
-        serde_json::from_str(&line).expect("json line")
-    };
+    let mut io = Duplex::serve(server());
 
-    send(
+    io.send(
         json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{}}}}),
     )
     .await;
-    let probe = recv().await;
+    let probe = io.recv().await;
     assert_eq!(probe["result"]["supportedVersions"][0], "2026-07-28");
 
-    send(
+    io.send(
         json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
         "clientInfo":{"name":"it","version":"1"}}}),
     )
     .await;
-    let init = recv().await;
+    let init = io.recv().await;
     assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
-
-    send(json!({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}))
+    io.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
         .await;
-    assert_eq!(recv().await["result"], json!({}));
 
-    send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{}}})).await;
-    let ask = recv().await;
+    io.send(json!({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}))
+        .await;
+    assert_eq!(io.recv().await["result"], json!({}));
+
+    io.send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{}}})).await;
+    let ask = io.recv().await;
     assert_eq!(ask["method"], "elicitation/create", "{ask}");
-    send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}})).await;
-    let done = recv().await;
+    io.send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}})).await;
+    let done = io.recv().await;
     assert_eq!(done["id"], 4);
     assert_eq!(done["result"]["content"][0]["text"], "confirmed");
     assert!(done["result"].get("resultType").is_none(), "{done}");
@@ -92,25 +80,24 @@ async fn discover_probe_then_initialize_then_the_elicitation_shim() {
     // The era is decided by the parsed `_meta`: arguments that merely
     // mention the modern version key leave the call in the legacy session.
     let text = "io.modelcontextprotocol/protocolVersion";
-    send(json!({"jsonrpc":"2.0","id":40,"method":"tools/call",
+    io.send(json!({"jsonrpc":"2.0","id":40,"method":"tools/call",
         "params":{"name":"echo","arguments":{"text":text}}}))
-    .await;
-    let echoed = recv().await;
+        .await;
+    let echoed = io.recv().await;
     assert_eq!(echoed["id"], 40);
     assert_eq!(echoed["result"]["content"][0]["text"], text, "{echoed}");
     assert!(echoed["result"].get("resultType").is_none(), "{echoed}");
 
     // A modern request on the same process is still served statelessly.
-    send(
+    io.send(
         json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{
         "io.modelcontextprotocol/protocolVersion":"2026-07-28",
         "io.modelcontextprotocol/clientCapabilities":{}}}}),
     )
     .await;
-    assert_eq!(recv().await["result"]["resultType"], "complete");
+    assert_eq!(io.recv().await["result"]["resultType"], "complete");
 
-    write.shutdown().await.expect("eof");
-    serving.await.expect("joined").expect("served");
+    io.close().await;
 }
 
 /// Cancelling a call while the MRTR shim waits for the client's answer
@@ -120,41 +107,28 @@ async fn discover_probe_then_initialize_then_the_elicitation_shim() {
 /// the waiter behind), so the round is repeated.
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelling_a_call_withdraws_its_elicitation() {
-    let (client, server_side) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_side);
-    let serving = tokio::spawn(toolwire::serve_io(server(), server_read, server_write));
-    let (read, mut write) = tokio::io::split(client);
-    let mut lines = BufReader::new(read).lines();
-    let mut send = async |v: Value| {
-        let mut line = serde_json::to_vec(&v).expect("json");
-        line.push(b'\n');
-        write.write_all(&line).await.expect("write");
-    };
-    let mut recv = async || -> Value {
-        let next = tokio::time::timeout(std::time::Duration::from_secs(5), lines.next_line());
-        let line = next.await.expect("in time").expect("read").expect("a line");
-        serde_json::from_str(&line).expect("json line")
-    };
+    let mut io = Duplex::serve(server());
 
-    send(
+    io.send(
         json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
         "clientInfo":{"name":"it","version":"1"}}}),
     )
     .await;
-    assert_eq!(recv().await["result"]["protocolVersion"], "2025-11-25");
-    send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
+    assert_eq!(io.recv().await["result"]["protocolVersion"], "2025-11-25");
+    io.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+        .await;
 
     for round in 1..=16 {
-        send(json!({"jsonrpc":"2.0","id":round,"method":"tools/call",
+        io.send(json!({"jsonrpc":"2.0","id":round,"method":"tools/call",
             "params":{"name":"confirm","arguments":{}}}))
-        .await;
-        let ask = recv().await;
+            .await;
+        let ask = io.recv().await;
         assert_eq!(ask["method"], "elicitation/create", "{ask}");
-        send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        io.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled",
             "params":{"requestId":round,"reason":"never mind"}}))
-        .await;
-        let withdrawn = recv().await;
+            .await;
+        let withdrawn = io.recv().await;
         assert_eq!(
             withdrawn,
             json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{
@@ -163,12 +137,12 @@ async fn cancelling_a_call_withdraws_its_elicitation() {
         );
     }
     // Nothing else was sent: the next line answers the next request.
-    send(json!({"jsonrpc":"2.0","id":"last","method":"ping"})).await;
+    io.send(json!({"jsonrpc":"2.0","id":"last","method":"ping"}))
+        .await;
     assert_eq!(
-        recv().await,
+        io.recv().await,
         json!({"jsonrpc":"2.0","id":"last","result":{}})
     );
 
-    write.shutdown().await.expect("eof");
-    serving.await.expect("joined").expect("served");
+    io.close().await;
 }

@@ -1,5 +1,6 @@
 //! Integration tests of toolwire.
 
+mod duplex;
 mod forwarding;
 #[cfg(feature = "http")]
 mod http;

@@ -24,14 +24,7 @@ use toolwire_proto::types::{
 use toolwire_proto::{ErrorObject, validate_tool_name};
 
 type Handler =
-    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Result<ToolReply, HandlerError>> + Send + Sync>;
-
-/// What the erased handler of a tool resolves to.
-pub(crate) enum ToolReply {
-    Output(HandlerOutput<CallToolResult>),
-    /// A complete result as JSON, from a [`forwarding_handler`](ToolBuilder::forwarding_handler).
-    Encoded(Box<RawValue>),
-}
+    Arc<dyn Fn(Value, RequestContext) -> BoxFuture<Result<Forwarded, HandlerError>> + Send + Sync>;
 
 /// What a [`forwarding_handler`](ToolBuilder::forwarding_handler) returns:
 /// what the server it forwards to answered, still encoded, or any output
@@ -584,8 +577,8 @@ fn typed_arguments<I: DeserializeOwned>(
     serde_json::from_value::<I>(args)
 }
 
-fn bad_arguments(e: &serde_json::Error) -> Result<ToolReply, HandlerError> {
-    Ok(ToolReply::Output(HandlerOutput::Complete(
+fn bad_arguments(e: &serde_json::Error) -> Result<Forwarded, HandlerError> {
+    Ok(Forwarded::Output(HandlerOutput::Complete(
         CallToolResult::error_text(format!(
             "Invalid arguments: {e}. Fix the arguments to match the tool's inputSchema and call again."
         )),
@@ -613,7 +606,7 @@ impl<I: DeserializeOwned + Send + 'static> ToolBuilder<I, Untyped> {
                 f(input, cx)
                     .await
                     .into_handler_output()
-                    .map(ToolReply::Output)
+                    .map(Forwarded::Output)
             })
         }))
     }
@@ -630,16 +623,7 @@ impl ToolBuilder<Value, Untyped> {
         F: Fn(Value, RequestContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Forwarded, HandlerError>> + Send + 'static,
     {
-        let f = Arc::new(f);
-        self.finish(Arc::new(move |args, cx| {
-            let f = Arc::clone(&f);
-            Box::pin(async move {
-                Ok(match f(args, cx).await? {
-                    Forwarded::Json(json) => ToolReply::Encoded(json),
-                    Forwarded::Output(output) => ToolReply::Output(output),
-                })
-            })
-        }))
+        self.finish(Arc::new(move |args, cx| Box::pin(f(args, cx))))
     }
 }
 
@@ -662,7 +646,7 @@ impl<I: DeserializeOwned + Send + 'static, O: Serialize + 'static> ToolBuilder<I
                     Ok(v) => v,
                     Err(e) => return bad_arguments(&e),
                 };
-                Ok(ToolReply::Output(
+                Ok(Forwarded::Output(
                     match f(input, cx).await.into_typed_output()? {
                         HandlerOutput::Complete(out) => HandlerOutput::Complete(structured(&out)?),
                         HandlerOutput::InputRequired(ir) => HandlerOutput::InputRequired(ir),

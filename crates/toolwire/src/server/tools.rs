@@ -5,7 +5,7 @@ use super::outcome::{Outcome, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
-use crate::tool::{Tool, ToolReply};
+use crate::tool::{Forwarded, Tool};
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
@@ -96,11 +96,11 @@ impl Server {
         let outcome = (tool.handler)(args, cx.clone()).await;
         cx.finish();
         let outcome = match outcome {
-            Ok(ToolReply::Output(output)) => Ok(output),
+            Ok(Forwarded::Output(output)) => Ok(output),
             // Spec: basic/patterns/mrtr.mdx — a forwarded result is already
             // whole (`resultType` included); only a legacy client needs it
             // read and re-encoded.
-            Ok(ToolReply::Encoded(json)) => match shape {
+            Ok(Forwarded::Json(json)) => match shape {
                 Shape::Modern => return self.respond(shape, &id, &json),
                 Shape::Legacy(_) => serde_json::from_str::<CallToolResult>(json.get())
                     .map(HandlerOutput::Complete)

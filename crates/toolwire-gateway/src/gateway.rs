@@ -79,11 +79,6 @@ struct Inner {
     /// Each upstream's current entries, by upstream index.
     parts: Mutex<Parts>,
     stop: CancellationToken,
-    /// The cache hints the gateway's own configuration allows at most:
-    /// the merged lists' `ttlMs` is never longer, and `private` (auth on,
-    /// or configured) stays private.
-    ttl: Duration,
-    private: bool,
 }
 
 #[derive(Default)]
@@ -104,8 +99,6 @@ struct Parts {
     /// Each upstream's list cache hints: its smallest `ttlMs` (if it gave
     /// one) and whether any of its lists is private.
     hints: Vec<(Option<u64>, bool)>,
-    /// The hints the merged lists carry now.
-    applied: Option<(Duration, bool)>,
 }
 
 impl Gateway {
@@ -163,10 +156,6 @@ impl Gateway {
         let links: Vec<Arc<Link>> = config.upstreams().iter().cloned().map(Link::new).collect();
         let firsts = first_listings(&links, config.start_wait()).await;
         let mut server_config = server_config;
-        let (ttl, private) = (
-            server_config.ttl(),
-            server_config.cache_scope() == CacheScope::Private,
-        );
         // Each merged list says which version it is, so replicas can be
         // compared.
         server_config = server_config.with_list_fingerprints(true);
@@ -191,8 +180,6 @@ impl Gateway {
                 serving: AtomicBool::new(false),
                 settled: tokio::sync::watch::Sender::new(settled),
                 stop: CancellationToken::new(),
-                ttl,
-                private,
             }),
         };
         gateway.add_health_resource();
@@ -541,28 +528,27 @@ impl Inner {
     }
 
     /// The merged lists' cache hints, from the upstreams in them: `ttlMs`
-    /// the smallest any gave (and at most the gateway's own), `private` if
-    /// any upstream's lists are (or the gateway's own are). An upstream
-    /// that is down or has not answered yet has nothing in the lists, and
-    /// so no say.
+    /// the smallest any gave (and at most the gateway's configured one),
+    /// `private` if any upstream's lists are (or the gateway's configured
+    /// scope is). An upstream that is down or has not answered yet has
+    /// nothing in the lists, and so no say.
     // Spec: server/utilities/caching.mdx
-    fn apply_cache_hints(&self, parts: &mut Parts) {
+    fn apply_cache_hints(&self, parts: &Parts) {
+        let configured = self.server.config();
         let ttl = parts
             .hints
             .iter()
             .filter_map(|(t, _)| *t)
             .map(Duration::from_millis)
-            .fold(self.ttl, Duration::min);
-        let private = self.private || parts.hints.iter().any(|(_, p)| *p);
-        if parts.applied != Some((ttl, private)) {
-            parts.applied = Some((ttl, private));
-            let scope = if private {
-                CacheScope::Private
-            } else {
-                CacheScope::Public
-            };
-            self.server.set_cache_hints(ttl, scope);
-        }
+            .fold(configured.ttl(), Duration::min);
+        let private =
+            configured.cache_scope() == CacheScope::Private || parts.hints.iter().any(|(_, p)| *p);
+        let scope = if private {
+            CacheScope::Private
+        } else {
+            CacheScope::Public
+        };
+        self.server.set_cache_hints(ttl, scope);
     }
 
     /// Why `name` is not a tool now, when an upstream that is down (or has

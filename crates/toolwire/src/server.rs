@@ -338,15 +338,19 @@ impl Server {
     /// [`ServerConfig::with_cache_scope`] set at start: for a server whose
     /// contents change where they come from, such as a gateway whose
     /// upstreams' hints change. List pages already built are dropped.
-    /// `server/discover` keeps the configured hints.
+    /// `server/discover` keeps the configured hints. Setting the hints the
+    /// server already has changes nothing.
     /// Spec: server/utilities/caching.mdx
     pub fn set_cache_hints(&self, ttl: std::time::Duration, scope: CacheScope) {
-        self.inner
-            .ttl_ms
-            .store(crate::handler::wire_millis(ttl), Ordering::Release);
-        self.inner
+        let ttl_ms = crate::handler::wire_millis(ttl);
+        let old_ttl = self.inner.ttl_ms.swap(ttl_ms, Ordering::AcqRel);
+        let was_private = self
+            .inner
             .private
-            .store(scope == CacheScope::Private, Ordering::Release);
+            .swap(scope == CacheScope::Private, Ordering::AcqRel);
+        if old_ttl == ttl_ms && was_private == (scope == CacheScope::Private) {
+            return;
+        }
         self.inner.tools.rebuild_pages();
         self.inner.prompts.rebuild_pages();
         self.inner.resources.rebuild_pages();

@@ -216,12 +216,21 @@ impl<'de> Seen<'de> {
 /// deserializer with the visitor passed through `$wrap` (a function or a
 /// tuple-struct constructor). Shared by [`UniqueKeys`] and the server's
 /// one-pass request decoder; not a stable API.
+///
+/// `@methods [MACRO] [PREFIX]` invokes `MACRO! { PREFIX LIST }` with that
+/// list of methods (`name(arg: Type, ...)` each), for a forwarder of
+/// another shape.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! forward_deserializer_methods {
     ($wrap:expr) => {
         $crate::forward_deserializer_methods! {
-            @each $wrap;
+            @methods [$crate::forward_deserializer_methods] [@each $wrap;]
+        }
+    };
+    (@methods [$($callback:tt)*] [$($prefix:tt)*]) => {
+        $($callback)*! {
+            $($prefix)*
             deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16()
             deserialize_i32() deserialize_i64() deserialize_i128() deserialize_u8()
             deserialize_u16() deserialize_u32() deserialize_u64() deserialize_u128()
@@ -459,21 +468,8 @@ macro_rules! forward_name {
 impl<'de, D: Deserializer<'de>> Deserializer<'de> for NameDeserializer<'_, 'de, D> {
     type Error = D::Error;
 
-    forward_name! {
-        deserialize_any() deserialize_bool() deserialize_i8() deserialize_i16()
-        deserialize_i32() deserialize_i64() deserialize_i128() deserialize_u8()
-        deserialize_u16() deserialize_u32() deserialize_u64() deserialize_u128()
-        deserialize_f32() deserialize_f64() deserialize_char() deserialize_str()
-        deserialize_string() deserialize_bytes() deserialize_byte_buf()
-        deserialize_option() deserialize_unit() deserialize_seq() deserialize_map()
-        deserialize_identifier() deserialize_ignored_any()
-        deserialize_unit_struct(name: &'static str)
-        deserialize_newtype_struct(name: &'static str)
-        deserialize_tuple(len: usize)
-        deserialize_tuple_struct(name: &'static str, len: usize)
-        deserialize_struct(name: &'static str, fields: &'static [&'static str])
-        deserialize_enum(name: &'static str, variants: &'static [&'static str])
-    }
+    crate::forward_deserializer_methods!(@methods [forward_name] []);
+    forward_name!(deserialize_ignored_any());
 
     fn is_human_readable(&self) -> bool {
         self.inner.is_human_readable()

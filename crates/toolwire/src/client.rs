@@ -34,6 +34,7 @@
 //! roots with the `webpki-roots` feature) plus any CA given to
 //! [`ClientBuilder::with_ca_pem`], and HTTP/2 where the server offers it.
 
+mod answer;
 #[cfg(feature = "oauth")]
 pub mod auth;
 mod builder;

@@ -2,6 +2,7 @@
 //! round trip with its notifications, the retries after `-32022` and
 //! `-32020`, and the cache in front of cacheable methods.
 
+use super::answer::{Answer, Kind, result_kind, to_value};
 use super::cache::{Hit, Invalidation, cacheable};
 use super::error::ClientError;
 use super::listen::Subscription;
@@ -9,7 +10,6 @@ use super::options::{RequestOptions, ToolCall};
 use super::tools::{KnownTool, Lookup};
 use super::transport::{Incoming, Outgoing, TransportKind};
 use super::{Client, mrtr};
-use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ use toolwire_proto::types::{
     CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotification,
     LoggingMessageNotificationParams, NotificationMethod, ProgressNotification,
     ProgressNotificationParams, ProgressToken, ReadResourceRequest, RequestMethod,
-    ResultOrInputRequired, ResultType, SubscriptionFilter, SubscriptionsAcknowledgedNotification,
+    ResultOrInputRequired, SubscriptionFilter, SubscriptionsAcknowledgedNotification,
     SubscriptionsListenRequest, Tool, UnsupportedProtocolVersionData,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
@@ -39,77 +39,6 @@ pub(crate) enum Wire<'a> {
 // Spec (2025-11-25): server/resources.mdx#error-handling
 const LEGACY_RESOURCE_NOT_FOUND: ErrorCode = ErrorCode(-32002);
 
-/// What `resultType` says a result is.
-pub(crate) enum Kind {
-    Complete,
-    InputRequired,
-}
-
-/// Reads `resultType`: absent means complete; an unknown value is an error.
-// Spec: basic/index.mdx#resulttype
-pub(crate) fn result_kind(v: &Value) -> Result<Kind, ClientError> {
-    v.get("resultType").map_or(Ok(Kind::Complete), kind_of)
-}
-
-fn kind_of(t: &Value) -> Result<Kind, ClientError> {
-    match serde_json::from_value::<ResultType>(t.clone()) {
-        Ok(ResultType::Complete) => Ok(Kind::Complete),
-        Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
-        Err(_) => Err(ClientError::UnknownResultType(match t {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })),
-    }
-}
-
-/// A result: as the server sent it, or as the cache keeps it.
-#[derive(Debug)]
-pub(crate) enum Answer {
-    Raw(Box<RawValue>),
-    Value(Value),
-}
-
-impl Answer {
-    /// What `resultType` says the result is. A raw result is only scanned
-    /// for it here; nothing else is read twice into memory.
-    pub(crate) fn kind(&self) -> Result<Kind, ClientError> {
-        match self {
-            Self::Value(v) => result_kind(v),
-            Self::Raw(raw) => {
-                /// The one member looked at before the result is parsed.
-                #[derive(serde::Deserialize)]
-                struct Peek {
-                    #[serde(rename = "resultType")]
-                    result_type: Option<Value>,
-                }
-                // A result that is not even an object is complete here and
-                // fails where it is parsed, as a `Value` result would.
-                let peeked = serde_json::from_str::<Peek>(raw.get()).ok();
-                match peeked.and_then(|p| p.result_type) {
-                    None => Ok(Kind::Complete),
-                    Some(t) => kind_of(&t),
-                }
-            }
-        }
-    }
-
-    /// The result read as `T`, with `method` named in the error.
-    pub(crate) fn parse<T: DeserializeOwned>(self, method: &str) -> Result<T, ClientError> {
-        self.parse_with(|e| ClientError::Protocol(format!("malformed {method} result: {e}")))
-    }
-
-    /// The result read as `T`, or `error`'s error.
-    pub(crate) fn parse_with<T: DeserializeOwned>(
-        self,
-        error: impl FnOnce(serde_json::Error) -> ClientError,
-    ) -> Result<T, ClientError> {
-        match self {
-            Self::Raw(raw) => serde_json::from_str(raw.get()).map_err(error),
-            Self::Value(v) => serde_json::from_value(v).map_err(error),
-        }
-    }
-}
-
 /// Fills in the cache hints an older server may leave out, so the result
 /// parses: `ttlMs` 0 (a missing or negative one counts as 0) and
 /// `cacheScope` `private`, the safe choice.
@@ -127,12 +56,6 @@ pub(crate) fn normalize_cache_hints(v: &mut Value) {
     ) {
         obj.insert("cacheScope".into(), Value::from("private"));
     }
-}
-
-/// A raw result as a `Value`.
-pub(crate) fn to_value(raw: &RawValue) -> Result<Value, ClientError> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| ClientError::Protocol(format!("unreadable result: {e}")))
 }
 
 impl Client {

@@ -206,7 +206,7 @@ impl Client {
         let answer = self
             .modern_raw(DiscoverRequest::METHOD, &Map::new(), &options)
             .await
-            .and_then(|raw| super::engine::to_value(&raw));
+            .and_then(|raw| super::answer::to_value(&raw));
         match answer {
             Ok(v) => {
                 self.set_era(EraState::Modern);

@@ -7,8 +7,8 @@
 //! Spec: basic/patterns/mrtr.mdx
 
 use super::Client;
+use super::answer::{Answer, Kind};
 use super::cache::cacheable;
-use super::engine::{Answer, Kind};
 use super::error::ClientError;
 use super::options::RequestOptions;
 use serde::Serialize;

@@ -287,8 +287,9 @@ async fn a_rotated_signing_key_is_fetched_on_its_first_token() {
     assert_eq!(r.json()["result"]["content"][0]["text"], "b");
 }
 
-#[tokio::test]
-async fn opaque_tokens_are_checked_by_introspection() {
+/// The authorization server, and `toolwire serve` checking its tokens by
+/// introspection (as the client `toolwire`), with the resource's URL.
+async fn introspecting() -> (AuthServer, Toolwire, String) {
     let envs = [
         ("TOOLWIRE_AUTH_CLIENT_ID", "toolwire"),
         ("TOOLWIRE_AUTH_CLIENT_SECRET", "toolwire-secret"),
@@ -304,6 +305,12 @@ async fn opaque_tokens_are_checked_by_introspection() {
         &envs,
     )
     .await;
+    (auth, tw, resource)
+}
+
+#[tokio::test]
+async fn opaque_tokens_are_checked_by_introspection() {
+    let (auth, tw, resource) = introspecting().await;
     let opaque = auth.token("client-opaque", "mcp:tools", &resource).await;
     assert_eq!(opaque.matches('.').count(), 0, "an opaque token: {opaque}");
     let r = tw.call(Some(&opaque), 1, "tools/call", echo("o")).await;
@@ -331,21 +338,7 @@ async fn opaque_tokens_are_checked_by_introspection() {
 
 #[tokio::test]
 async fn a_flood_of_one_bad_opaque_token_is_introspected_once() {
-    let envs = [
-        ("TOOLWIRE_AUTH_CLIENT_ID", "toolwire"),
-        ("TOOLWIRE_AUTH_CLIENT_SECRET", "toolwire-secret"),
-    ];
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
-    let auth = AuthServer::start(&resource).await;
-    let introspection = format!("{}/token/introspection", auth.issuer);
-    let tw = Toolwire::start(
-        port,
-        &auth.issuer,
-        &["--auth-introspection", &introspection],
-        &envs,
-    )
-    .await;
+    let (auth, tw, _) = introspecting().await;
     let tw = std::sync::Arc::new(tw);
     assert_eq!(auth.introspections().await, 0);
     let bad = "revoked-or-made-up-opaque-token";

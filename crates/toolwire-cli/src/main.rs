@@ -8,6 +8,7 @@ mod demo;
 mod demo_features;
 mod gateway_cmd;
 mod guard;
+mod layer_args;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -142,6 +143,8 @@ struct ServeOptions {
     auth: auth_args::AuthArgs,
     #[command(flatten)]
     guard: guard::GuardArgs,
+    #[command(flatten)]
+    layers: layer_args::LayerArgs,
     /// Share change notifications and define_tool's tools with every
     /// replica on the same bus: redis://HOST:PORT or nats://HOST:PORT
     /// (NATS with JetStream). Give the replicas one keyring
@@ -191,6 +194,7 @@ async fn server_config(
 /// Serves `server` as `options` say (stdio, or HTTP with `--http`), with
 /// the OTLP export if asked for, until the input closes or a signal.
 async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
+    let server = options.layers.apply(server)?;
     let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
     let served = match &options.http {
         Some(addr) => serve_http(server, addr, options).await,

@@ -68,6 +68,7 @@ pub mod fuzzing;
 mod handler;
 mod legacy;
 mod log_limit;
+pub mod middleware;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;

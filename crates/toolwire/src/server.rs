@@ -24,14 +24,17 @@ pub(crate) use accept::{Accepted, Params, Prepared};
 pub use config::ServerConfig;
 #[cfg(any(feature = "http", feature = "client"))]
 pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
-pub(crate) use dispatch::{Job, Step};
+#[cfg(test)]
+pub(crate) use dispatch::Step;
+pub(crate) use dispatch::{Dispatch, Job};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
 #[cfg(feature = "http")]
-pub(crate) use outcome::{Era, Retry, Shape};
-pub(crate) use outcome::{Outcome, Reply, Required};
+pub(crate) use outcome::{Era, Retry};
+pub(crate) use outcome::{Outcome, Reply, Required, RpcError, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};
+use crate::middleware::{BoxError, McpRequest, McpResponse, Stack};
 use crate::prompt::Prompt;
 use crate::registry::{Named, Registry};
 use crate::resource::{Resource, ResourceTemplate};
@@ -138,6 +141,11 @@ pub(crate) struct ServerInner {
     pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
     /// The rate limits on invocations; `None` when none is set.
     pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
+    /// Set once a layer is added: until then a request reads only this
+    /// flag for the seam.
+    pub(crate) layered: AtomicBool,
+    /// The layers around the pipeline ([`Server::with_layer`]).
+    pub(crate) layers: std::sync::RwLock<Option<Stack>>,
 }
 
 impl std::fmt::Debug for Server {
@@ -182,6 +190,8 @@ impl Server {
                 private: AtomicBool::new(private),
                 unknown_tool: std::sync::RwLock::new(None),
                 list_failure: std::sync::RwLock::new(None),
+                layered: AtomicBool::new(false),
+                layers: std::sync::RwLock::new(None),
             }),
         }
     }
@@ -189,6 +199,57 @@ impl Server {
     /// The configuration.
     pub fn config(&self) -> &ServerConfig {
         &self.inner.config
+    }
+
+    /// Adds a [`tower::Layer`] around the pipeline: every request of
+    /// every transport and both eras passes through it, between being
+    /// prepared (decoded, its era and principal decided) and its outcome.
+    /// Each call wraps the layers added before, so the last one added is
+    /// the outermost: add an [`AuditLayer`](crate::middleware::AuditLayer)
+    /// last to see every refusal. A layer added while serving applies to
+    /// the requests that start after it.
+    ///
+    /// tower's own layers work unchanged; their errors become JSON-RPC
+    /// errors (load shedding's overload is a busy refusal, `503` on HTTP).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolwire::middleware::{AuditLayer, PerTool, ToolTimeoutLayer};
+    /// use toolwire::{Server, ServerConfig};
+    ///
+    /// let server = Server::new(ServerConfig::new("demo", "1.0.0"))
+    ///     .with_layer(ToolTimeoutLayer::new(PerTool::all(Duration::from_secs(30))))
+    ///     .with_layer(AuditLayer::new());
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_layer<L>(self, layer: L) -> Self
+    where
+        L: tower::Layer<Stack>,
+        L::Service:
+            tower::Service<McpRequest, Response = McpResponse> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<McpRequest>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
+    {
+        if let Ok(mut layers) = self.inner.layers.write() {
+            let stack = layers.take().unwrap_or_else(Stack::pipeline);
+            *layers = Some(stack.wrap(layer));
+            self.inner.layered.store(true, Ordering::Release);
+        }
+        self
+    }
+
+    /// The layers, when any was added.
+    fn layers(&self) -> Option<Stack> {
+        if !self.inner.layered.load(Ordering::Acquire) {
+            return None;
+        }
+        self.inner.layers.read().ok()?.clone()
+    }
+
+    /// Whether a tool named `name` is registered.
+    pub(crate) fn has_tool(&self, name: &str) -> bool {
+        self.inner.tools.snapshot().get(name).is_some()
     }
 
     /// Registers a tool, failing if the name is taken. Publishes

@@ -15,6 +15,7 @@ mod gateway_lists;
 mod gateway_relay;
 mod gateway_start;
 mod guard;
+mod layers;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]

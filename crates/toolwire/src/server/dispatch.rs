@@ -6,6 +6,8 @@ use super::outcome::{Era, Outcome, Reply, RpcError, Shape};
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
 use crate::legacy;
+use crate::middleware::McpRequest;
+use futures_util::future::Either;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
@@ -28,6 +30,25 @@ pub(crate) enum Step {
     Done(Outcome),
     /// A handler runs: it may wait, and may emit notifications.
     Run(Job),
+}
+
+/// What the transports' entry point ([`Server::dispatch`]) made of a
+/// request.
+pub(crate) enum Dispatch<F> {
+    /// Answered without waiting: no layer, and no handler to run.
+    Ready(Outcome),
+    /// To await: a handler runs, or layers wrap the pipeline.
+    Running(F),
+}
+
+impl<F: Future<Output = Outcome>> Dispatch<F> {
+    /// The outcome, awaited if need be.
+    pub(crate) async fn outcome(self) -> Outcome {
+        match self {
+            Self::Ready(outcome) => outcome,
+            Self::Running(run) => run.await,
+        }
+    }
 }
 
 /// A request whose handler runs.
@@ -84,22 +105,61 @@ impl Server {
         }
     }
 
+    /// The transports' one entry point, for both eras: the request
+    /// through the layers ([`Server::with_layer`]) when there are any,
+    /// else straight through the pipeline, answered at once when no
+    /// handler runs.
+    pub(crate) fn dispatch(
+        &self,
+        p: Prepared,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Dispatch<impl Future<Output = Outcome> + Send + 'static> {
+        if let Some(stack) = self.layers() {
+            let req = McpRequest {
+                p,
+                cancel,
+                outbound,
+                server: self.clone(),
+            };
+            return Dispatch::Running(Either::Left(stack.serve(req)));
+        }
+        match self.core(p, cancel, outbound) {
+            Dispatch::Ready(outcome) => Dispatch::Ready(outcome),
+            Dispatch::Running(run) => Dispatch::Running(Either::Right(run)),
+        }
+    }
+
+    /// The pipeline under the layers: [`step`](Self::step), then the
+    /// handler; with `otel`, the request's span around both.
+    pub(crate) fn core(
+        &self,
+        p: Prepared,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Dispatch<impl Future<Output = Outcome> + Send + 'static> {
+        // Spec: basic/index.mdx#opentelemetry-trace-context — the span
+        // continues the caller's trace and covers every round.
+        #[cfg(feature = "otel")]
+        let span = crate::otel::RequestSpan::of(&p);
+        match self.step(p) {
+            Step::Done(outcome) => {
+                #[cfg(feature = "otel")]
+                span.done(&outcome);
+                Dispatch::Ready(outcome)
+            }
+            Step::Run(job) => {
+                let run = self.clone().run(job, cancel, outbound);
+                #[cfg(feature = "otel")]
+                let run = span.around(run);
+                Dispatch::Running(run)
+            }
+        }
+    }
+
     /// The one `match` over the method, for both eras. Everything that
     /// needs no handler is answered here; the rest is a [`Job`].
     pub(crate) fn step(&self, p: Prepared) -> Step {
-        // A request answered at once gets its span here; one whose handler
-        // runs gets it in `run`.
-        #[cfg(feature = "otel")]
-        let span = crate::otel::RequestSpan::of(&p);
-        let step = self.step_untraced(p);
-        #[cfg(feature = "otel")]
-        if let Step::Done(outcome) = &step {
-            span.done(outcome);
-        }
-        step
-    }
-
-    fn step_untraced(&self, p: Prepared) -> Step {
         // A legacy session negotiated its version in `initialize`.
         if let Era::Modern = p.era
             && let Err(e) = self.check_version(&p)
@@ -175,77 +235,18 @@ impl Server {
         })
     }
 
-    /// Serves a prepared request: [`step`](Self::step), then the handler.
-    #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) async fn execute(
-        &self,
-        p: Prepared,
-        cancel: CancellationToken,
-        outbound: Option<Outbound>,
-    ) -> Outcome {
-        match self.step(p) {
-            Step::Done(outcome) => outcome,
-            Step::Run(job) => self.run(job, cancel, outbound).await,
-        }
-    }
-
     /// Runs a job's handler. In a legacy session, a handler that may answer
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
-    ///
-    /// A transport that knows the job runs once (see [`Job::in_rounds`])
-    /// calls [`run_direct`](Self::run_direct) instead.
-    pub(crate) async fn run(
-        &self,
-        job: Job,
-        cancel: CancellationToken,
-        outbound: Option<Outbound>,
-    ) -> Outcome {
-        // Spec: basic/index.mdx#opentelemetry-trace-context — the span
-        // continues the caller's trace and covers every round.
-        #[cfg(feature = "otel")]
-        let span = crate::otel::RequestSpan::of(&job.p);
-        let serve = self.run_untraced(job, cancel, outbound);
-        #[cfg(feature = "otel")]
-        let serve = span.around(serve);
-        serve.await
-    }
-
-    async fn run_untraced(
-        &self,
-        job: Job,
-        cancel: CancellationToken,
-        outbound: Option<Outbound>,
-    ) -> Outcome {
+    async fn run(self, job: Job, cancel: CancellationToken, outbound: Option<Outbound>) -> Outcome {
         if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
             let session = session.clone();
             // Boxed: rare, and its state would otherwise size every run.
-            return Box::pin(legacy::rounds(self, &session, job, cancel, outbound)).await;
+            return Box::pin(legacy::rounds(&self, &session, job, cancel, outbound)).await;
         }
         self.run_once(job, cancel, outbound).await
-    }
-
-    /// A job that runs its handler once (not [`in_rounds`](Job::in_rounds)),
-    /// for a transport: with `otel`, inside its request span; without, no
-    /// future wraps [`run_once`](Self::run_once), which keeps the hot path
-    /// one layer shallower.
-    pub(crate) fn run_direct(
-        &self,
-        job: Job,
-        cancel: CancellationToken,
-        outbound: Option<Outbound>,
-    ) -> impl Future<Output = Outcome> + Send + '_ {
-        #[cfg(feature = "otel")]
-        {
-            let span = crate::otel::RequestSpan::of(&job.p);
-            span.around(self.run_once(job, cancel, outbound))
-        }
-        #[cfg(not(feature = "otel"))]
-        {
-            self.run_once(job, cancel, outbound)
-        }
     }
 
     /// One round of a job's handler.
@@ -279,7 +280,8 @@ impl Server {
                 let id = p.id.clone();
                 let shape = p.era.shape();
                 match self
-                    .execute(p, cancel, outbound)
+                    .dispatch(p, cancel, outbound)
+                    .outcome()
                     .await
                     .into_reply(&id, shape)
                 {

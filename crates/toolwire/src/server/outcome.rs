@@ -80,7 +80,6 @@ pub(crate) enum RpcError {
 
 impl RpcError {
     /// The error in the 2026-07-28 form.
-    #[cfg(any(test, feature = "otel"))]
     pub(crate) fn modern(&self) -> &ErrorObject {
         match self {
             Self::Plain(e)
@@ -143,6 +142,10 @@ pub(crate) enum Outcome {
     /// A complete result: the encoded JSON-RPC response, already in the
     /// request's era (cached list pages are copied in, never re-encoded).
     Complete(Bytes),
+    /// A complete `tools/call` result with `isError: true`, encoded like
+    /// [`Complete`](Self::Complete): a JSON-RPC success that layers (the
+    /// audit log, metrics, spans) count as a failed call.
+    Failed(Bytes),
     /// `input_required`: the input requests the client can answer and the
     /// sealed state. A modern transport sends it as the result; the legacy
     /// shim turns it into server-to-client requests.
@@ -163,7 +166,7 @@ impl Outcome {
     /// back, since it is not one response.
     pub(crate) fn into_reply(self, id: &RequestId, shape: Shape) -> Result<Reply, Subscription> {
         Ok(match self {
-            Self::Complete(body) => Reply {
+            Self::Complete(body) | Self::Failed(body) => Reply {
                 body,
                 error: None,
                 retry: Retry::No,
@@ -185,6 +188,7 @@ impl Outcome {
 
     /// [`into_reply`](Self::into_reply) for an outcome that is never a
     /// stream (a handler's): a stream would be an internal error.
+    #[cfg(feature = "http")]
     pub(crate) fn encode(self, id: &RequestId, shape: Shape) -> Reply {
         self.into_reply(id, shape).unwrap_or_else(|_| {
             Reply::error(

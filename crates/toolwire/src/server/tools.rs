@@ -101,7 +101,15 @@ impl Server {
             // whole (`resultType` included); only a legacy client needs it
             // read and re-encoded.
             Ok(Forwarded::Json(json)) => match shape {
-                Shape::Modern => return self.respond(shape, &id, &json),
+                Shape::Modern => {
+                    let outcome = self.respond(shape, &id, &json);
+                    return match outcome {
+                        Outcome::Complete(body) if forwarded_is_error(&json) => {
+                            Outcome::Failed(body)
+                        }
+                        outcome => outcome,
+                    };
+                }
                 Shape::Legacy(_) => serde_json::from_str::<CallToolResult>(json.get())
                     .map(HandlerOutput::Complete)
                     .map_err(|e| {
@@ -163,15 +171,34 @@ impl Server {
         mut result: CallToolResult,
     ) -> Outcome {
         result.result_type = ResultType::Complete;
+        let failed = result.is_error == Some(true);
         #[cfg(feature = "otel")]
-        if result.is_error == Some(true) {
+        if failed {
             crate::otel::tool_failed();
         }
-        let Some(meta) = result.meta.as_mut() else {
-            return self.respond_with_meta(shape, id, &result);
+        let outcome = match result.meta.as_mut() {
+            None => self.respond_with_meta(shape, id, &result),
+            Some(meta) => {
+                meta.entry(SERVER_INFO_KEY)
+                    .or_insert_with(|| self.inner.server_info.clone());
+                self.respond(shape, id, &result)
+            }
         };
-        meta.entry(SERVER_INFO_KEY)
-            .or_insert_with(|| self.inner.server_info.clone());
-        self.respond(shape, id, &result)
+        match outcome {
+            Outcome::Complete(body) if failed => Outcome::Failed(body),
+            outcome => outcome,
+        }
     }
+}
+
+/// Whether a forwarded result says `isError: true`. Read only when the
+/// member name occurs at all, so the usual result costs one scan for it.
+fn forwarded_is_error(json: &serde_json::value::RawValue) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Flag {
+        #[serde(rename = "isError", default)]
+        is_error: Option<bool>,
+    }
+    memchr::memmem::find(json.get().as_bytes(), b"\"isError\"").is_some()
+        && serde_json::from_str::<Flag>(json.get()).is_ok_and(|f| f.is_error == Some(true))
 }

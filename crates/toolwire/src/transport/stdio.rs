@@ -17,7 +17,7 @@
 
 use crate::context::{Outbound, OutputGauge};
 use crate::legacy::{self, Session};
-use crate::server::{Accepted, Prepared, Reply, Server, Step, Subscription, SubscriptionFrame};
+use crate::server::{Accepted, Dispatch, Prepared, Reply, Server, Subscription, SubscriptionFrame};
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use std::collections::HashMap;
@@ -365,16 +365,42 @@ fn start(
         return;
     }
     let token = CancellationToken::new();
-    let job = match server.step(p) {
-        Step::Done(outcome) => match outcome.into_reply(&id, shape) {
-            Ok(reply) => {
-                drop(map);
-                let _ = out.send(reply.into_body());
-                return;
+    let pipeline: Pipeline = match server.dispatch(p, token.clone(), Some(out.clone())) {
+        Dispatch::Ready(outcome) => {
+            let answer = outcome.into_reply(&id, shape);
+            match answer {
+                Ok(reply) => {
+                    drop(map);
+                    let _ = out.send(reply.into_body());
+                }
+                Err(subscription) => {
+                    map.insert(id.clone(), token.clone());
+                    drop(map);
+                    tasks.spawn(listen(
+                        subscription,
+                        id,
+                        token,
+                        out.clone(),
+                        Arc::clone(in_flight),
+                    ));
+                }
             }
-            Err(subscription) => {
-                map.insert(id.clone(), token.clone());
-                drop(map);
+            return;
+        }
+        Dispatch::Running(run) => {
+            let id = id.clone();
+            Box::pin(async move { run.await.into_reply(&id, shape) })
+        }
+    };
+    drop(map);
+    let pipeline = match poll_once(pipeline, &id) {
+        Ok(Ok(reply)) => {
+            let _ = out.send(reply.into_body());
+            return;
+        }
+        // A stream opened through the layers.
+        Ok(Err(subscription)) => {
+            if track(in_flight, &id, &token) {
                 tasks.spawn(listen(
                     subscription,
                     id,
@@ -382,37 +408,13 @@ fn start(
                     out.clone(),
                     Arc::clone(in_flight),
                 ));
-                return;
             }
-        },
-        Step::Run(job) => job,
-    };
-    drop(map);
-    let pipeline: Pipeline = {
-        let server = server.clone();
-        let (child, outbound, id) = (token.clone(), out.clone(), id.clone());
-        if job.in_rounds() {
-            Box::pin(async move {
-                let outcome = server.run(job, child, Some(outbound)).await;
-                outcome.encode(&id, shape)
-            })
-        } else {
-            Box::pin(async move {
-                let outcome = server.run_direct(job, child, Some(outbound)).await;
-                outcome.encode(&id, shape)
-            })
-        }
-    };
-    let pipeline = match poll_once(pipeline, &id) {
-        Ok(reply) => {
-            let _ = out.send(reply.into_body());
             return;
         }
         Err(pending) => {
-            let Ok(mut map) = in_flight.lock() else {
+            if !track(in_flight, &id, &token) {
                 return;
-            };
-            map.insert(id.clone(), token.clone());
+            }
             pending
         }
     };
@@ -420,9 +422,16 @@ fn start(
     let in_flight = Arc::clone(in_flight);
     tasks.spawn(async move {
         let handled = AssertUnwindSafe(pipeline).catch_unwind();
-        let reply = tokio::select! {
-            reply = handled => Some(reply.unwrap_or_else(|_| Reply::panicked(&id))),
+        let answer = tokio::select! {
+            answer = handled => Some(answer.unwrap_or_else(|_| Ok(Reply::panicked(&id)))),
             () = token.cancelled() => None,
+        };
+        let reply = match answer {
+            Some(Err(subscription)) => {
+                return listen(subscription, id, token, out, in_flight).await;
+            }
+            Some(Ok(reply)) => Some(reply),
+            None => None,
         };
         // Free the id before answering, so the client may reuse it as soon
         // as it has the response.
@@ -439,20 +448,33 @@ fn start(
 
 /// A request's pipeline, boxed: its state machine is large, and boxed it is
 /// built once in place instead of being moved into a task cell.
-type Pipeline = Pin<Box<dyn Future<Output = Reply> + Send>>;
+type Pipeline = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+/// What a pipeline ends in: a reply to write, or a stream to carry.
+type Answer = Result<Reply, Subscription>;
 
 /// Polls `pipeline` once: its reply if it is done, the pipeline otherwise.
 /// A panicking handler is answered with `-32603`, like one that panics in a
 /// task.
-fn poll_once(mut pipeline: Pipeline, id: &RequestId) -> Result<Reply, Pipeline> {
+fn poll_once(mut pipeline: Pipeline, id: &RequestId) -> Result<Answer, Pipeline> {
     // The waker is never woken: a pipeline that is not done is moved into a
     // task, whose first poll registers the task's own waker.
     let mut cx = Context::from_waker(Waker::noop());
     match std::panic::catch_unwind(AssertUnwindSafe(|| pipeline.as_mut().poll(&mut cx))) {
-        Ok(Poll::Ready(reply)) => Ok(reply),
+        Ok(Poll::Ready(answer)) => Ok(answer),
         Ok(Poll::Pending) => Err(pipeline),
-        Err(_) => Ok(Reply::panicked(id)),
+        Err(_) => Ok(Ok(Reply::panicked(id))),
     }
+}
+
+/// Enters a request that waits in the in-flight table, where it can be
+/// cancelled; `false` if the table is poisoned.
+fn track(in_flight: &InFlight, id: &RequestId, token: &CancellationToken) -> bool {
+    let Ok(mut map) = in_flight.lock() else {
+        return false;
+    };
+    map.insert(id.clone(), token.clone());
+    true
 }
 
 /// Forgets `id` if it still belongs to the request holding `token`.

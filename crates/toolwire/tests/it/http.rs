@@ -13,6 +13,7 @@ mod headers;
 mod introspect;
 mod legacy;
 mod listen;
+mod middleware;
 mod ratelimit;
 mod resources;
 mod status;

@@ -7,6 +7,7 @@ mod http;
 mod legacy;
 #[cfg(all(feature = "macros", feature = "http"))]
 mod macros;
+mod middleware;
 mod mrtr;
 #[cfg(feature = "macros")]
 mod ui;

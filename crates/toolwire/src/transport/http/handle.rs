@@ -11,7 +11,9 @@ use super::read::{BodyError, exceeds};
 use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit};
 use crate::legacy::{self, Session};
-use crate::server::{Accepted, Era, Job, Prepared, Reply, Retry, Server, Shape, Step};
+use crate::server::{
+    Accepted, Dispatch, Era, Outcome, Prepared, Reply, Retry, Shape, Subscription,
+};
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
 use http::header::{CACHE_CONTROL, CONTENT_TYPE, RETRY_AFTER};
@@ -449,55 +451,40 @@ impl HttpService {
         let config = &self.shared.config;
         let id = p.id.clone();
         p.peer = self.peer_ip();
-        let p = match self.server.step(p) {
-            Step::Run(job) => job,
-            Step::Done(outcome) => {
-                return match outcome.into_reply(&id, Shape::Modern) {
-                    Ok(r) => reply(r),
-                    // A long-lived stream, bounded by the server's listener
-                    // limit rather than by the request limit or the request
-                    // timeout.
-                    Err(subscription) => {
-                        drop(permit);
-                        let Ok(slot) = self.stream_slot() else {
-                            // Dropping the subscription frees its listener slot.
-                            drop(subscription);
-                            return busy(
-                                Some(&id),
-                                "Service Unavailable: too many open streams from this client; close one and retry",
-                            );
-                        };
-                        sse(HttpBody::listen(ListenStream::new(
-                            subscription,
-                            config.sse_keep_alive,
-                            slot,
-                        )))
-                    }
-                };
-            }
-        };
-        let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
         // Only a progress token or a log level lets the handler emit
         // anything; otherwise there is nothing to stream and no channel.
-        let may_notify = p.p.meta.progress_token.is_some() || p.p.meta.log_level.is_some();
+        let may_notify = p.meta.progress_token.is_some() || p.meta.log_level.is_some();
+        let (tx, notes) = match may_notify {
+            true => {
+                let (tx, notes) = mpsc::unbounded_channel::<Bytes>();
+                (Some(tx), Some(notes))
+            }
+            false => (None, None),
+        };
         let token = CancellationToken::new();
-        if !may_notify {
-            let id = deadline.map(|_| id);
-            let handler = pin!(execute(&self.server, p, token.clone(), None));
+        let run = match self.server.dispatch(p, token.clone(), tx.map(Into::into)) {
+            Dispatch::Ready(outcome) => {
+                return self.answer(outcome.into_reply(&id, Shape::Modern), &id, permit);
+            }
+            Dispatch::Running(run) => run,
+        };
+        let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
+        let Some(mut notes) = notes else {
+            let handler = pin!(execute(run, &id));
             // Declared after the handler, so dropped (cancelling) before it.
             let guard = token.drop_guard();
-            let outcome = match (deadline, id) {
-                (Some((at, after)), Some(id)) => tokio::time::timeout_at(at, handler)
+            let outcome = match deadline {
+                Some((at, after)) => tokio::time::timeout_at(at, handler)
                     .await
-                    .map_err(|_| (id, after)),
-                _ => Ok(handler.await),
+                    .map_err(|_| after),
+                None => Ok(handler.await),
             };
             return match outcome {
-                Ok(r) => {
+                Ok(answer) => {
                     guard.disarm();
-                    reply(r)
+                    self.answer(answer, &id, permit)
                 }
-                Err((id, after)) => {
+                Err(after) => {
                     drop(guard);
                     error(
                         StatusCode::GATEWAY_TIMEOUT,
@@ -506,24 +493,23 @@ impl HttpService {
                     )
                 }
             };
-        }
+        };
 
-        let (tx, mut notes) = mpsc::unbounded_channel::<Bytes>();
-        let server = self.server.clone();
-        let child = token.clone();
-        let mut handler: ReplyFuture =
-            Box::pin(async move { execute(&server, p, child, Some(tx)).await });
+        let mut handler: AnswerFuture = {
+            let id = id.clone();
+            Box::pin(async move { execute(run, &id).await })
+        };
         let guard = token.clone().drop_guard();
         let mut sleep = deadline.map(|(at, _)| Box::pin(tokio::time::sleep_until(at)));
 
         enum First {
-            Reply(Reply),
+            Answer(Answer),
             Note(Bytes),
             TimedOut,
         }
         let first = poll_fn(|cx| {
             if let Poll::Ready(r) = handler.as_mut().poll(cx) {
-                return Poll::Ready(First::Reply(r));
+                return Poll::Ready(First::Answer(r));
             }
             if let Poll::Ready(Some(note)) = notes.poll_recv(cx) {
                 return Poll::Ready(First::Note(note));
@@ -538,7 +524,11 @@ impl HttpService {
         .await;
 
         match first {
-            First::Reply(r) => {
+            First::Answer(Err(subscription)) => {
+                guard.disarm();
+                self.answer(Err(subscription), &id, permit)
+            }
+            First::Answer(Ok(r)) => {
                 guard.disarm();
                 let Ok(note) = notes.try_recv() else {
                     return reply(r);
@@ -569,6 +559,15 @@ impl HttpService {
                 push_event(&mut queued, &note);
                 let on_timeout =
                     deadline.map(|(at, after)| (at, error_body(Some(&id), &timeout_error(after))));
+                // A stream cannot follow notifications: only a reply can.
+                let handler: ReplyFuture = {
+                    let id = id.clone();
+                    Box::pin(async move {
+                        handler
+                            .await
+                            .unwrap_or_else(|_| Reply::error(Some(&id), &stream_after_notes()))
+                    })
+                };
                 let stream = SseStream::new(
                     Some(handler),
                     notes,
@@ -584,26 +583,53 @@ impl HttpService {
             }
         }
     }
+
+    /// The response for what the pipeline answered: a reply, or a listen
+    /// stream, which is bounded by the server's listener limit rather than
+    /// by the request limit or the request timeout.
+    fn answer(&self, answer: Answer, id: &RequestId, permit: Permit) -> Response<HttpBody> {
+        let subscription = match answer {
+            Ok(r) => return reply(r),
+            Err(subscription) => subscription,
+        };
+        drop(permit);
+        let Ok(slot) = self.stream_slot() else {
+            // Dropping the subscription frees its listener slot.
+            drop(subscription);
+            return busy(
+                Some(id),
+                "Service Unavailable: too many open streams from this client; close one and retry",
+            );
+        };
+        sse(HttpBody::listen(ListenStream::new(
+            subscription,
+            self.shared.config.sse_keep_alive,
+            slot,
+        )))
+    }
 }
 
-/// Runs a modern job's handler (once: the legacy shim's rounds are for
-/// legacy sessions, which `legacy.rs` serves) and encodes its outcome,
+/// What a modern request's pipeline ends in: a reply, or a listen stream.
+type Answer = Result<Reply, Subscription>;
+
+/// A modern pipeline that notifies, boxed to be polled beside its
+/// notifications.
+type AnswerFuture = Pin<Box<dyn Future<Output = Answer> + Send>>;
+
+/// A listen stream whose request also asked for notifications
+/// (`progressToken`, a log level) and got one before the stream opened.
+fn stream_after_notes() -> ErrorObject {
+    ErrorObject::internal("a stream cannot be answered after notifications")
+}
+
+/// Awaits a modern request's pipeline (once: the legacy shim's rounds are
+/// for legacy sessions, which `legacy.rs` serves) and encodes its outcome,
 /// turning a panicking handler into `-32603` instead of a dropped
 /// connection.
-pub(super) async fn execute(
-    server: &Server,
-    job: Job,
-    token: CancellationToken,
-    outbound: Option<mpsc::UnboundedSender<Bytes>>,
-) -> Reply {
-    let id = job.p.id.clone();
-    let shape = job.p.era.shape();
-    match AssertUnwindSafe(server.run_direct(job, token, outbound.map(Into::into)))
-        .catch_unwind()
-        .await
-    {
-        Ok(outcome) => outcome.encode(&id, shape),
-        Err(_) => Reply::panicked(&id),
+async fn execute(run: impl Future<Output = Outcome>, id: &RequestId) -> Answer {
+    match AssertUnwindSafe(run).catch_unwind().await {
+        Ok(outcome) => outcome.into_reply(id, Shape::Modern),
+        Err(_) => Ok(Reply::panicked(id)),
     }
 }
 

@@ -78,6 +78,11 @@ mod resource;
 mod schema;
 mod server;
 mod signal;
+/// The in-process test kit (feature `testing`): a [`TestClient`](testing::TestClient)
+/// that drives a [`Server`] through the transports' pipeline with no socket
+/// and no process, for tool authors' tests.
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool;
 mod transport;
 mod uri_template;

@@ -30,6 +30,10 @@
 //! against the issuer's keys, or introspection), and per-entry scopes
 //! (`ToolBuilder::scopes`).
 //!
+//! With the `testing` feature, `testing::TestClient` drives a server in
+//! process, through the pipeline the transports use, for tool authors'
+//! tests: typed calls, scripted MRTR answers, listen streams, both eras.
+//!
 //! The protocol revision is stateless: every request carries its own `_meta`
 //! (protocol version and client capabilities), so any replica can serve any
 //! request.
@@ -79,6 +83,8 @@ mod resource;
 mod schema;
 mod server;
 mod signal;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod tool;
 mod transport;
 mod uri_template;

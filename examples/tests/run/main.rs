@@ -6,3 +6,4 @@ mod http;
 mod readme;
 mod stdio;
 mod support;
+mod testing;

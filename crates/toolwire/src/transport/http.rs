@@ -32,6 +32,9 @@ mod timed_io;
 #[cfg(feature = "tls")]
 mod tls;
 mod validate;
+// The test kit runs the same header check on requests it sends as over HTTP.
+#[cfg(feature = "testing")]
+pub(crate) use validate::check_metadata_headers;
 
 /// The MCP header names, ready for lookups: `HeaderName` needs them
 /// lowercase, and a `&str` key would be parsed and lowercased on every

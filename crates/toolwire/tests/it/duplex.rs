@@ -43,6 +43,24 @@ impl Duplex {
         serde_json::from_str(&self.recv_line().await).expect("json line")
     }
 
+    /// The next line if one comes within 200 ms.
+    pub(crate) async fn quiet(&mut self) -> Option<Value> {
+        let next = tokio::time::timeout(Duration::from_millis(200), self.lines.next_line());
+        match next.await {
+            Ok(Ok(Some(line))) => Some(serde_json::from_str(&line).expect("json line")),
+            _ => None,
+        }
+    }
+
+    /// Waits (at most 10 s) for the server to return by itself, as after
+    /// `Server::shutdown`, with the input still open.
+    pub(crate) async fn served(self) -> std::io::Result<()> {
+        tokio::time::timeout(Duration::from_secs(10), self.serving)
+            .await
+            .expect("serve_io returns")
+            .expect("joined")
+    }
+
     /// Closes the input and waits for the server to finish.
     pub(crate) async fn close(mut self) {
         self.write.shutdown().await.expect("eof");

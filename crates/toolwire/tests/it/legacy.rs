@@ -1,9 +1,14 @@
-//! A legacy (initialize-based) client on stdio: the modern discover probe
-//! first, then `initialize`, the legacy-only methods, and an MRTR tool
-//! served through real server-to-client requests.
+//! A legacy (initialize-based) client: the modern discover probe first,
+//! then `initialize`, the legacy-only methods, and an MRTR tool served
+//! through real server-to-client requests (in process, through
+//! `toolwire::testing`); and on stdio, a cancelled call withdrawing its
+//! server-to-client request.
 
 use super::duplex::Duplex;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use toolwire::testing::TestClient;
 use toolwire::{
     ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolResult,
 };
@@ -42,62 +47,59 @@ fn server() -> Server {
 
 #[tokio::test]
 async fn discover_probe_then_initialize_then_the_elicitation_shim() {
-    let mut io = Duplex::serve(server());
+    let server = server();
 
-    io.send(
-        json!({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{
-        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities":{}}}}),
-    )
-    .await;
-    let probe = io.recv().await;
-    assert_eq!(probe["result"]["supportedVersions"][0], "2026-07-28");
+    let probe = TestClient::new(&server).discover().await.expect("discover");
+    assert_eq!(probe.supported_versions[0], "2026-07-28");
 
-    io.send(
-        json!({"jsonrpc":"2.0","id":2,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
-        "clientInfo":{"name":"it","version":"1"}}}),
-    )
-    .await;
-    let init = io.recv().await;
-    assert_eq!(init["result"]["protocolVersion"], "2025-11-25");
-    io.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
-        .await;
+    let asked = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&asked);
+    let io = TestClient::new(&server)
+        .answer_elicitation(move |_| {
+            seen.store(true, Ordering::SeqCst);
+            json!({"action": "accept", "content": {"confirm": true}})
+        })
+        .into_legacy("2025-11-25")
+        .await
+        .expect("initialize");
+    let init = io.initialize_result().expect("a legacy session");
+    assert_eq!(init["protocolVersion"], "2025-11-25");
 
-    io.send(json!({"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}))
-        .await;
-    assert_eq!(io.recv().await["result"], json!({}));
+    let level = io.request("logging/setLevel", json!({"level": "info"}));
+    assert_eq!(level.await.expect("setLevel"), json!({}));
 
-    io.send(json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"confirm","arguments":{}}})).await;
-    let ask = io.recv().await;
-    assert_eq!(ask["method"], "elicitation/create", "{ask}");
-    io.send(json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}})).await;
-    let done = io.recv().await;
-    assert_eq!(done["id"], 4);
-    assert_eq!(done["result"]["content"][0]["text"], "confirmed");
-    assert!(done["result"].get("resultType").is_none(), "{done}");
+    let done = io
+        .request("tools/call", json!({"name": "confirm", "arguments": {}}))
+        .await
+        .expect("call");
+    assert!(asked.load(Ordering::SeqCst), "elicitation/create was sent");
+    assert_eq!(done["content"][0]["text"], "confirmed");
+    assert!(done.get("resultType").is_none(), "{done}");
 
     // The era is decided by the parsed `_meta`: arguments that merely
     // mention the modern version key leave the call in the legacy session.
     let text = "io.modelcontextprotocol/protocolVersion";
-    io.send(json!({"jsonrpc":"2.0","id":40,"method":"tools/call",
-        "params":{"name":"echo","arguments":{"text":text}}}))
-        .await;
-    let echoed = io.recv().await;
-    assert_eq!(echoed["id"], 40);
-    assert_eq!(echoed["result"]["content"][0]["text"], text, "{echoed}");
-    assert!(echoed["result"].get("resultType").is_none(), "{echoed}");
+    let echoed = io
+        .request(
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": text}}),
+        )
+        .await
+        .expect("echo");
+    assert_eq!(echoed["content"][0]["text"], text, "{echoed}");
+    assert!(echoed.get("resultType").is_none(), "{echoed}");
 
-    // A modern request on the same process is still served statelessly.
-    io.send(
-        json!({"jsonrpc":"2.0","id":5,"method":"tools/list","params":{"_meta":{
-        "io.modelcontextprotocol/protocolVersion":"2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities":{}}}}),
-    )
-    .await;
-    assert_eq!(io.recv().await["result"]["resultType"], "complete");
-
-    io.close().await;
+    // A modern request from the same client is still served statelessly.
+    let modern = io
+        .request(
+            "tools/list",
+            json!({"_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}}}),
+        )
+        .await
+        .expect("tools/list");
+    assert_eq!(modern["resultType"], "complete");
 }
 
 /// Cancelling a call while the MRTR shim waits for the client's answer

@@ -1,17 +1,15 @@
 //! The `#[tool]` attribute and `tools!` end to end: every form registered on
-//! a real `Server`, listed and called through `serve_io` over an in-memory
-//! pipe (header parameters over a real HTTP server on 127.0.0.1), with only
-//! `toolwire::` paths for serde and schemars.
+//! a real `Server`, listed and called in process through the pipeline
+//! (`toolwire::testing`; header parameters over a real HTTP server on
+//! 127.0.0.1), with only `toolwire::` paths for serde and schemars.
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::io::{
-    AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf,
-    WriteHalf,
-};
-use toolwire::proto::types::{CallToolResult, ContentBlock};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolwire::proto::types::{CallToolResult, ClientCapabilities, ContentBlock};
 use toolwire::schemars::JsonSchema;
 use toolwire::serde::{Deserialize, Serialize};
+use toolwire::testing::{TestClient, TestError};
 use toolwire::{
     ElicitAnswer, HandlerOutput, HttpConfig, InputRequired, RegistrationError, RequestContext,
     Server, ServerConfig, Tool, ToolError, ToolResult, tool, tools,
@@ -184,49 +182,26 @@ fn server() -> Server {
     server
 }
 
-/// A client speaking newline-delimited JSON-RPC to `serve_io`.
+/// Requests to a server in process (`toolwire::testing`), answered as the
+/// JSON-RPC response's `result` or `error` member.
 struct Pipe {
-    write: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    next_id: i64,
+    server: Server,
 }
 
 impl Pipe {
     fn start(server: Server) -> Self {
-        let (client, server_io) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        tokio::spawn(toolwire::serve_io(server, server_read, server_write));
-        let (read, write) = tokio::io::split(client);
-        Self {
-            write,
-            lines: BufReader::new(read).lines(),
-            next_id: 0,
-        }
+        Self { server }
     }
 
     /// Sends `method` with `params` (and a `_meta` from a client with
     /// `caps`), returning the response.
-    async fn request(&mut self, method: &str, mut params: Value, caps: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": caps,
-        });
-        let mut line =
-            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-        line.push('\n');
-        self.write.write_all(line.as_bytes()).await.expect("write");
-        loop {
-            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-                .await
-                .expect("a reply within 10 s")
-                .expect("read")
-                .expect("not EOF");
-            let msg: Value = serde_json::from_str(&line).expect("JSON");
-            if msg["id"] == id && msg.get("method").is_none() {
-                return msg;
-            }
+    async fn request(&mut self, method: &str, params: Value, caps: Value) -> Value {
+        let caps: ClientCapabilities = serde_json::from_value(caps).expect("capabilities");
+        let client = TestClient::new(&self.server).with_capabilities(caps);
+        match client.request(method, params).await {
+            Ok(result) => json!({ "result": result }),
+            Err(TestError::Rpc(error)) => json!({ "error": error }),
+            Err(e) => panic!("no answer: {e}"),
         }
     }
 

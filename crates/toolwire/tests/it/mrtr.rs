@@ -1,89 +1,42 @@
-//! Multi round-trip requests end to end through `serve_io` over an in-memory
-//! pipe, with tools built for the purpose: several rounds with typed state,
-//! several input kinds at once, the capability gate, and list changes and
-//! shutdown seen by open listen streams.
+//! Multi round-trip requests end to end through the pipeline, with tools
+//! built for the purpose: several rounds with typed state, several input
+//! kinds at once and the capability gate (in process, through
+//! `toolwire::testing`), and list changes and shutdown seen by open listen
+//! streams (through `serve_io` over an in-memory pipe, whose shutdown it
+//! also checks).
 
+use super::duplex::Duplex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::time::Duration;
-use tokio::io::{
-    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
-};
-use tokio::task::JoinHandle;
 use toolwire::proto::types::{
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams,
     ElicitRequestUrlParams, InputRequest, ListRootsResult, SamplingContent,
     SamplingMessageContentBlock,
 };
+use toolwire::testing::{TestClient, TestError};
 use toolwire::{
     ElicitAnswer, HandlerOutput, InputRequired, RequestContext, Server, ServerConfig, Tool,
     ToolError, ToolResult,
 };
 
-/// A client speaking newline-delimited JSON-RPC to `serve_io`.
-struct Client {
-    write: WriteHalf<DuplexStream>,
-    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
-    served: JoinHandle<std::io::Result<()>>,
+/// A client of `server` declaring `caps`, in process (`toolwire::testing`).
+fn client(server: &Server, caps: Value) -> TestClient {
+    let caps: ClientCapabilities = serde_json::from_value(caps).expect("capabilities");
+    TestClient::new(server).with_capabilities(caps)
 }
 
-impl Client {
-    fn start(server: Server) -> Self {
-        let (client, server_io) = tokio::io::duplex(1 << 16);
-        let (server_read, server_write) = tokio::io::split(server_io);
-        let served = tokio::spawn(toolwire::serve_io(server, server_read, server_write));
-        let (read, write) = tokio::io::split(client);
-        Self {
-            write,
-            lines: BufReader::new(read).lines(),
-            served,
-        }
+/// One round of `tools/call name` with `params` merged in, as the JSON-RPC
+/// response's `result` or `error` member.
+async fn call(c: &TestClient, name: &str, params: Value) -> Value {
+    let mut p = json!({"name": name, "arguments": {}});
+    if let (Some(obj), Value::Object(extra)) = (p.as_object_mut(), params) {
+        obj.extend(extra);
     }
-
-    async fn send(&mut self, msg: &Value) {
-        let mut line = msg.to_string();
-        line.push('\n');
-        self.write.write_all(line.as_bytes()).await.expect("write");
-    }
-
-    async fn next(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
-            .await
-            .expect("a message within 10 s")
-            .expect("read")
-            .expect("not EOF");
-        serde_json::from_str(&line).expect("JSON")
-    }
-
-    async fn quiet(&mut self) -> Option<Value> {
-        match tokio::time::timeout(Duration::from_millis(200), self.lines.next_line()).await {
-            Ok(Ok(Some(line))) => Some(serde_json::from_str(&line).expect("JSON")),
-            _ => None,
-        }
-    }
-
-    /// `tools/call name` with `params` merged in, from a client with `caps`.
-    async fn call(&mut self, id: i64, name: &str, caps: Value, params: Value) -> Value {
-        let mut p = json!({
-            "name": name,
-            "arguments": {},
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": caps,
-            }
-        });
-        if let (Some(obj), Value::Object(extra)) = (p.as_object_mut(), params) {
-            obj.extend(extra);
-        }
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": p}))
-            .await;
-        loop {
-            let m = self.next().await;
-            if m["id"] == id && m.get("method").is_none() {
-                return m;
-            }
-        }
+    match c.request("tools/call", p).await {
+        Ok(result) => json!({ "result": result }),
+        Err(TestError::Rpc(error)) => json!({ "error": error }),
+        Err(e) => panic!("no answer: {e}"),
     }
 }
 
@@ -276,51 +229,59 @@ fn accept(content: Value) -> Value {
 
 #[tokio::test]
 async fn several_rounds_carry_typed_state_with_a_new_request_state_each_time() {
-    let mut c = Client::start(server());
+    let srv = server();
     let caps = json!({"elicitation": {}});
-    let r = c.call(1, "multi_round", caps.clone(), json!({})).await;
+    let r = call(&client(&srv, caps.clone()), "multi_round", json!({})).await;
     let (keys, s1) = input_required(&r);
     assert_eq!(keys, ["step1"]);
-    let r = c
-        .call(
-            2,
-            "multi_round",
-            caps.clone(),
-            json!({"requestState": s1, "inputResponses": {"step1": accept(json!({"name": "Alice"}))}}),
-        )
-        .await;
+    let r = call(
+        &client(&srv, caps.clone()),
+        "multi_round",
+        json!({"requestState": s1, "inputResponses": {"step1": accept(json!({"name": "Alice"}))}}),
+    )
+    .await;
     let (keys, s2) = input_required(&r);
     assert_eq!(keys, ["step2"]);
     assert_ne!(s1, s2);
-    let r = c
-        .call(
-            3,
-            "multi_round",
-            caps.clone(),
-            json!({"requestState": s2, "inputResponses": {"step2": accept(json!({"color": "blue"}))}}),
-        )
-        .await;
+    let r = call(
+        &client(&srv, caps.clone()),
+        "multi_round",
+        json!({"requestState": s2, "inputResponses": {"step2": accept(json!({"color": "blue"}))}}),
+    )
+    .await;
     assert_eq!(
         text(&r),
         "round 3: Multi-round complete for Alice who likes blue"
     );
     // An old state still opens (no single use), but carries the old round.
-    let r = c
-        .call(
-            4,
-            "multi_round",
-            caps,
-            json!({"requestState": s1, "inputResponses": {"step2": accept(json!({"color": "red"}))}}),
-        )
-        .await;
+    let r = call(
+        &client(&srv, caps),
+        "multi_round",
+        json!({"requestState": s1, "inputResponses": {"step2": accept(json!({"color": "red"}))}}),
+    )
+    .await;
     let (keys, _) = input_required(&r);
     assert_eq!(keys, ["step1"], "state s1 holds no name yet");
 }
 
+/// The same three rounds run by the test kit's own MRTR driver, from
+/// queued answers.
+#[tokio::test]
+async fn queued_answers_drive_every_round() {
+    let c = client(&server(), json!({"elicitation": {}}));
+    c.queue_answer(accept(json!({"name": "Alice"})));
+    c.queue_answer(accept(json!({"color": "blue"})));
+    let r = c.call_tool("multi_round", json!({})).await.expect("call");
+    assert_eq!(
+        r.content[0].as_text(),
+        Some("round 3: Multi-round complete for Alice who likes blue")
+    );
+}
+
 #[tokio::test]
 async fn several_input_kinds_go_out_at_once_and_come_back_typed() {
-    let mut c = Client::start(server());
-    let r = c.call(1, "gather", all_caps(), json!({})).await;
+    let srv = server();
+    let r = call(&client(&srv, all_caps()), "gather", json!({})).await;
     let (keys, state) = input_required(&r);
     assert_eq!(keys, ["client_roots", "greeting", "user_name", "visit"]);
     let req = &r["result"]["inputRequests"];
@@ -336,52 +297,47 @@ async fn several_input_kinds_go_out_at_once_and_come_back_typed() {
         "client_roots": {"roots": [{"uri": "file:///test/root", "name": "Test Root"}]},
         "visit": {"action": "accept"},
     });
-    let r = c
-        .call(
-            2,
-            "gather",
-            all_caps(),
-            json!({"requestState": state, "inputResponses": answers}),
-        )
-        .await;
+    let r = call(
+        &client(&srv, all_caps()),
+        "gather",
+        json!({"requestState": state, "inputResponses": answers}),
+    )
+    .await;
     assert_eq!(text(&r), "Alice; Hello there; 1 root(s); visit Accept");
 
     // Half the answers: asked again, not an error.
-    let r = c
-        .call(
-            3,
-            "gather",
-            all_caps(),
-            json!({"requestState": state,
+    let r = call(
+        &client(&srv, all_caps()),
+        "gather",
+        json!({"requestState": state,
                    "inputResponses": {"user_name": accept(json!({"name": "Bob"}))}}),
-        )
-        .await;
+    )
+    .await;
     input_required(&r);
 
     // A sampling answer that is not a CreateMessageResult is malformed.
-    let r = c
-        .call(
-            4,
-            "gather",
-            all_caps(),
-            json!({"requestState": state, "inputResponses": {"greeting": {"action": "accept"}}}),
-        )
-        .await;
+    let r = call(
+        &client(&srv, all_caps()),
+        "gather",
+        json!({"requestState": state, "inputResponses": {"greeting": {"action": "accept"}}}),
+    )
+    .await;
     assert_eq!(r["error"]["code"], -32602, "{r}");
 }
 
 #[tokio::test]
 async fn requests_the_client_cannot_answer_are_never_sent() {
-    let mut c = Client::start(server());
+    let srv = server();
     // Form elicitation only: the optional URL visit is dropped.
-    let r = c
-        .call(
-            1,
-            "gather",
+    let r = call(
+        &client(
+            &srv,
             json!({"elicitation": {}, "sampling": {}, "roots": {}}),
-            json!({}),
-        )
-        .await;
+        ),
+        "gather",
+        json!({}),
+    )
+    .await;
     let (keys, state) = input_required(&r);
     assert_eq!(keys, ["client_roots", "greeting", "user_name"]);
     // An answer to the request that was not sent is ignored, like any
@@ -393,20 +349,19 @@ async fn requests_the_client_cannot_answer_are_never_sent() {
         "client_roots": {"roots": []},
         "visit": {"action": "accept"},
     });
-    let r = c
-        .call(
-            5,
-            "gather",
+    let r = call(
+        &client(
+            &srv,
             json!({"elicitation": {}, "sampling": {}, "roots": {}}),
-            json!({"requestState": state, "inputResponses": answers}),
-        )
-        .await;
+        ),
+        "gather",
+        json!({"requestState": state, "inputResponses": answers}),
+    )
+    .await;
     assert_eq!(text(&r), "Alice; Hi; 0 root(s); visit not asked");
 
     // Required requests the client cannot answer: -32021 naming them all.
-    let r = c
-        .call(2, "gather", json!({"sampling": {}}), json!({}))
-        .await;
+    let r = call(&client(&srv, json!({"sampling": {}})), "gather", json!({})).await;
     assert_eq!(r["error"]["code"], -32021, "{r}");
     assert_eq!(
         r["error"]["data"]["requiredCapabilities"],
@@ -415,9 +370,12 @@ async fn requests_the_client_cannot_answer_are_never_sent() {
     );
 
     // Optional requests: only the supported one goes out.
-    let r = c
-        .call(3, "optional_inputs", json!({"sampling": {}}), json!({}))
-        .await;
+    let r = call(
+        &client(&srv, json!({"sampling": {}})),
+        "optional_inputs",
+        json!({}),
+    )
+    .await;
     let (keys, _) = input_required(&r);
     assert_eq!(keys, ["sample"]);
     assert!(
@@ -425,7 +383,7 @@ async fn requests_the_client_cannot_answer_are_never_sent() {
         "no elicitation without the capability: {r}"
     );
     // Nothing the client can answer: the tool cannot proceed.
-    let r = c.call(4, "optional_inputs", json!({}), json!({})).await;
+    let r = call(&client(&srv, json!({})), "optional_inputs", json!({})).await;
     assert_eq!(r["error"]["code"], -32021, "{r}");
     let required = r["error"]["data"]["requiredCapabilities"]
         .as_object()
@@ -436,7 +394,7 @@ async fn requests_the_client_cannot_answer_are_never_sent() {
 #[tokio::test]
 async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_closes_them() {
     let server = server();
-    let mut c = Client::start(server.clone());
+    let mut c = Duplex::serve(server.clone());
     let meta = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -446,11 +404,11 @@ async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_
         (json!("prompts"), json!({"promptsListChanged": true})),
     ] {
         c.send(
-            &json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
+            json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen",
                        "params": {"notifications": filter, "_meta": meta}}),
         )
         .await;
-        let ack = c.next().await;
+        let ack = c.recv().await;
         assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
         assert_eq!(
             ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
@@ -466,7 +424,7 @@ async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_
                 .expect("valid"),
         )
         .expect("registered");
-    let n = c.next().await;
+    let n = c.recv().await;
     assert_eq!(n["method"], "notifications/tools/list_changed");
     assert_eq!(
         n["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
@@ -481,7 +439,7 @@ async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_
     server.shutdown();
     let mut closed = Vec::new();
     for _ in 0..2 {
-        let m = c.next().await;
+        let m = c.recv().await;
         assert_eq!(m["result"]["resultType"], "complete", "{m}");
         assert_eq!(
             m["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
@@ -491,10 +449,7 @@ async fn registering_a_tool_notifies_only_the_listeners_that_asked_and_shutdown_
     }
     closed.sort();
     assert_eq!(closed, ["\"prompts\"", "1"]);
-    let served = tokio::time::timeout(Duration::from_secs(10), c.served)
-        .await
-        .expect("serve_io returns after shutdown")
-        .expect("task");
+    let served = c.served().await;
     assert!(served.is_ok(), "{served:?}");
 }
 
@@ -511,18 +466,11 @@ async fn a_typed_output_tool_asks_in_round_one_and_answers_structured_in_round_t
                 .expect("valid tool"),
         )
         .expect("registered");
-    let mut c = Client::start(server);
     let caps = json!({"elicitation": {}});
-    let r = c.call(1, "order", caps.clone(), json!({})).await;
+    let r = call(&client(&server, caps.clone()), "order", json!({})).await;
     let (keys, state) = input_required(&r);
     assert_eq!(keys, ["quantity"]);
-    let r = c
-        .call(
-            2,
-            "order",
-            caps,
-            json!({"requestState": state, "inputResponses": {"quantity": accept(json!({"quantity": 3}))}}),
-        )
+    let r = call(&client(&server, caps), "order", json!({"requestState": state, "inputResponses": {"quantity": accept(json!({"quantity": 3}))}}))
         .await;
     assert_eq!(r["result"]["resultType"], "complete", "{r}");
     let expected = json!({"quantity": 3, "total_cents": 750});

@@ -20,7 +20,7 @@ use toolwire_proto::types::Method;
 
 /// Checks the headers in the order the conformance suite probes them:
 /// protocol version, method, name, then tool parameters.
-pub(super) fn check_metadata_headers(
+pub(crate) fn check_metadata_headers(
     headers: &HeaderMap,
     p: &Prepared,
     server: &Server,

@@ -4,9 +4,9 @@
 //!
 //! A request is encoded as a client would send it, decoded by
 //! `Server::prepare_message` (or `Server::accept`, which also serves a
-//! legacy session), served by `Server::execute`, and its `Outcome` encoded
-//! as the transport's reply, which the client reads back into the
-//! `toolwire_proto` types. Notifications a handler emits, and the legacy
+//! legacy session), served by `Server::dispatch` (through the server's
+//! layers), and its `Outcome` encoded as the transport's reply, which the
+//! client reads back into the `toolwire_proto` types. Notifications a handler emits, and the legacy
 //! shim's server-to-client requests, arrive on the request's outbound
 //! channel as they would on stdio; the client collects the first and
 //! answers the second with its scripted answers.

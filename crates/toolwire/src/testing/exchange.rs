@@ -1,6 +1,6 @@
 //! One request through the pipeline, as a transport serves it: encoded,
 //! decoded by `prepare_message` or `accept`, the caller recorded, served by
-//! `execute`, its outcome encoded as the reply; and the legacy
+//! `dispatch` (the server's layers, then the pipeline), its outcome encoded as the reply; and the legacy
 //! `initialize` that opens a session.
 
 use super::{Legacy, TestClient, TestError};
@@ -171,7 +171,7 @@ impl TestClient {
         Ok(())
     }
 
-    /// `Server::execute` with the request's outbound channel drained while
+    /// `Server::dispatch` (the layers, then the pipeline) with the request's outbound channel drained while
     /// it runs: notifications are collected, the legacy shim's requests
     /// answered. A panicking handler is answered `-32603`, as on every
     /// transport.
@@ -180,7 +180,10 @@ impl TestClient {
         let shape = p.era.shape();
         let (tx, mut rx) = mpsc::unbounded_channel::<Bytes>();
         let cancel = CancellationToken::new();
-        let serving = self.server.execute(p, cancel, Some(Outbound::from(tx)));
+        let serving = self
+            .server
+            .dispatch(p, cancel, Some(Outbound::from(tx)))
+            .outcome();
         let serving = AssertUnwindSafe(serving).catch_unwind();
         tokio::pin!(serving);
         let mut open = true;

@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 use std::time::Duration;
-use toolwire::{AuthConfig, HttpConfig, IntrospectionVerifier, JwtVerifier};
+use toolwire::{AuthConfig, HttpConfig, IntrospectionVerifier, JwtVerifier, RateLimit};
 
 /// The environment variables holding `--auth-introspection`'s client
 /// credentials: never on the command line, where `ps` shows them.
@@ -15,7 +15,7 @@ pub(crate) const CLIENT_SECRET_ENV: &str = "TOOLWIRE_AUTH_CLIENT_SECRET";
 /// The demo tools that change what every client sees.
 const DEFINE_TOOLS: [&str; 2] = ["define_tool", "undefine_tool"];
 
-#[derive(clap::Args, Debug, Default)]
+#[derive(clap::Args, Debug)]
 pub(crate) struct AuthArgs {
     /// With `--http`: require OAuth 2.1 bearer tokens issued by the
     /// authorization server URL (its issuer identifier, compared exactly).
@@ -36,6 +36,21 @@ pub(crate) struct AuthArgs {
     /// TOOLWIRE_AUTH_CLIENT_SECRET.
     #[arg(long, value_name = "URL", requires = "auth_issuer")]
     pub(crate) auth_introspection: Option<String>,
+    /// How many introspections one client (IP address) may cause, as
+    /// N/s, N/m or N/h with an optional ,BURST; a new opaque token past
+    /// it gets 429 with Retry-After.
+    #[arg(
+        long,
+        value_name = "RATE",
+        default_value = "10/s,20",
+        requires = "auth_introspection"
+    )]
+    pub(crate) auth_introspection_rate: RateLimit,
+    /// A JWT access token type (`typ`) to accept, instead of RFC 9068's
+    /// at+jwt (repeatable; `--auth-token-type at+jwt --auth-token-type
+    /// JWT` accepts both).
+    #[arg(long, value_name = "TYPE", requires = "auth_issuer")]
+    pub(crate) auth_token_type: Vec<String>,
     /// The clock skew allowed on a token's exp and nbf, in seconds.
     #[arg(
         long,
@@ -146,6 +161,11 @@ impl AuthArgs {
         if let Some(jwks) = &self.auth_jwks {
             jwt = jwt.with_jwks_uri(jwks).context("--auth-jwks")?;
         }
+        if !self.auth_token_type.is_empty() {
+            jwt = jwt
+                .with_accepted_token_types(&self.auth_token_type)
+                .context("--auth-token-type")?;
+        }
         let mut auth = AuthConfig::new(&audience, jwt)
             .context("the resource URI (--auth-audience or --public-url)")?
             .with_authorization_server(issuer.as_str())
@@ -161,7 +181,8 @@ impl AuthArgs {
             let introspection =
                 IntrospectionVerifier::new(endpoint, audience.as_str(), &id, secret)
                     .context("--auth-introspection")?
-                    .with_issuer(issuer.as_str());
+                    .with_issuer(issuer.as_str())
+                    .with_client_limit(self.auth_introspection_rate, 10_000);
             auth = auth.with_opaque_verifier(introspection);
         }
         for (tool, scope) in &self.scope_for {

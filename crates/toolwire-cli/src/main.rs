@@ -139,6 +139,16 @@ struct ServeOptions {
     /// 0 sets no limit.
     #[arg(long, value_name = "MS", default_value_t = DEFAULT_REQUEST_TIMEOUT_MS, requires = "http")]
     request_timeout_ms: u64,
+    /// On stdio: how long requests still running when stdin closes may
+    /// finish and be answered before they are cancelled, in milliseconds
+    /// (1 to 60000).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 5_000,
+        conflicts_with = "http"
+    )]
+    eof_grace_ms: u64,
     #[command(flatten)]
     auth: auth_args::AuthArgs,
     #[command(flatten)]
@@ -207,7 +217,9 @@ async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
                     "toolwire: serving MCP on stdio: waiting for JSON-RPC messages, one per line (Ctrl-D ends)"
                 );
             }
-            serve_stdio(server).await
+            let stdio = toolwire::StdioConfig::new()
+                .with_end_of_input_grace(Duration::from_millis(options.eof_grace_ms));
+            serve_stdio(server, stdio).await
         }
     };
     if let Some(exporting) = exporting {
@@ -216,10 +228,11 @@ async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
     served
 }
 
-/// Serves stdio until stdin closes, or until SIGINT/SIGTERM starts a
-/// graceful shutdown (open subscriptions get their closing result).
-async fn serve_stdio(server: Server) -> anyhow::Result<()> {
-    let serve = toolwire::serve_stdio(server.clone());
+/// Serves stdio until stdin closes (and what was running is answered), or
+/// until SIGINT/SIGTERM starts a graceful shutdown (open subscriptions get
+/// their closing result).
+async fn serve_stdio(server: Server, config: toolwire::StdioConfig) -> anyhow::Result<()> {
+    let serve = toolwire::serve_stdio_with(server.clone(), config);
     tokio::pin!(serve);
     tokio::select! {
         done = &mut serve => return done.context("serving stdio"),

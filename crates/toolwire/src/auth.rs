@@ -26,6 +26,7 @@ use scope::{Grant, Kind, ScopePolicy};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -44,6 +45,15 @@ pub type VerifyFuture<'a> =
 pub trait TokenVerifier: Send + Sync + 'static {
     /// Verifies `token`. Never log or forward it.
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a>;
+
+    /// Verifies `token`, sent by the client at `client` (its IP address,
+    /// when the transport knows it). The resource server calls this one;
+    /// a verifier that costs a request per token (introspection) counts
+    /// it against the client's share. The default ignores the client.
+    fn verify_from<'a>(&'a self, token: &'a str, client: Option<IpAddr>) -> VerifyFuture<'a> {
+        let _ = client;
+        self.verify(token)
+    }
 }
 
 /// What a verified token says.
@@ -55,7 +65,8 @@ pub struct VerifiedToken {
     pub subject: String,
     /// The scopes it grants.
     pub scopes: Vec<String>,
-    /// When it expires (`exp`); a token without one is cached briefly.
+    /// Until when it is accepted (`exp`, plus the verifier's clock-skew
+    /// leeway, if any); a token without one is cached briefly.
     pub expires_at: Option<SystemTime>,
     /// The client it was issued to (`client_id`), if the token says.
     pub client_id: Option<String>,
@@ -68,9 +79,14 @@ pub enum TokenError {
     #[error("invalid token: {0}")]
     Invalid(String),
     /// The token could not be checked (the authorization server did not
-    /// answer): `503`.
+    /// answer, or no key set is loaded): `503` with `Retry-After`.
     #[error("the token could not be checked: {0}")]
     Unavailable(String),
+    /// The client asked for more token checks than its share allows (for
+    /// an introspection, each new token costs a request): `429` with
+    /// `Retry-After`, after which it may try again.
+    #[error("too many token checks from this client; retry in {0:?}")]
+    RateLimited(Duration),
 }
 
 /// A setting of the resource server that cannot be used.
@@ -80,6 +96,16 @@ pub struct AuthSetupError(pub(crate) String);
 
 /// How long a verified token without `exp` stays cached.
 const UNTIMED_TTL: Duration = Duration::from_secs(60);
+
+/// How soon a failed fetch of the authorization server's keys is tried
+/// again (at most), and the `Retry-After` of a `503`.
+pub(crate) const FAILED_FETCH_RETRY: Duration = Duration::from_secs(5);
+
+/// `secs` seconds after the epoch, if the clock can hold it (a time of
+/// 2^63 s or more overflows it).
+pub(crate) fn epoch_secs(secs: u64) -> Option<SystemTime> {
+    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
+}
 
 /// The settings of the OAuth 2.1 resource server: the canonical resource
 /// URI, the authorization servers, the token verifier, and the scopes.
@@ -319,6 +345,9 @@ pub(crate) enum Denied {
     Forbidden(Vec<String>),
     /// `503`: the token could not be checked.
     Unavailable,
+    /// `429`: the client's share of token checks is used up; it may retry
+    /// after this many seconds (at least 1).
+    RateLimited(u64),
 }
 
 /// The resource server of one endpoint, built from an [`AuthConfig`]: the
@@ -497,6 +526,7 @@ impl Authenticator {
         &self,
         token: String,
         digest: [u8; 32],
+        client: Option<IpAddr>,
     ) -> Result<Arc<Grant>, Denied> {
         let joined = {
             let mut flights = self.flights.lock().unwrap_or_else(|p| p.into_inner());
@@ -510,20 +540,24 @@ impl Authenticator {
         // runs it with its own (identical) token.
         let result = joined
             .flight
-            .get_or_init(|| self.verify_once(token))
+            .get_or_init(|| self.verify_once(token, client))
             .await
             .clone();
         drop(joined);
         result
     }
 
-    async fn verify_once(&self, token: String) -> Result<Arc<Grant>, Denied> {
+    async fn verify_once(
+        &self,
+        token: String,
+        client: Option<IpAddr>,
+    ) -> Result<Arc<Grant>, Denied> {
         let jwt_shaped = token.bytes().filter(|b| *b == b'.').count() == 2;
         let verifier = match &self.config.opaque {
             Some(opaque) if !jwt_shaped => opaque,
             _ => &self.config.verifier,
         };
-        let verified = match verifier.verify(&token).await {
+        let verified = match verifier.verify_from(&token, client).await {
             Ok(v) => v,
             Err(TokenError::Invalid(why)) => {
                 tracing::debug!(reason = %why, "bearer token refused");
@@ -532,6 +566,10 @@ impl Authenticator {
             Err(TokenError::Unavailable(why)) => {
                 tracing::warn!(reason = %why, "a bearer token could not be checked");
                 return Err(Denied::Unavailable);
+            }
+            Err(TokenError::RateLimited(wait)) => {
+                let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+                return Err(Denied::RateLimited(secs.max(1)));
             }
         };
         let left = match verified.expires_at {

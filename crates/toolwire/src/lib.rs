@@ -129,7 +129,10 @@ pub use transport::http::{
 };
 #[cfg(feature = "tls")]
 pub use transport::http::{TlsConfig, TlsError};
-pub use transport::stdio::{MAX_LINE_BYTES, MAX_QUEUED_OUTPUT_BYTES, serve_io, serve_stdio};
+pub use transport::stdio::{
+    MAX_LINE_BYTES, MAX_QUEUED_OUTPUT_BYTES, StdioConfig, serve_io, serve_io_with, serve_stdio,
+    serve_stdio_with,
+};
 pub use uri_template::{UriTemplate, UriTemplateError};
 
 /// The wire types, re-exported from `toolwire-proto`.

@@ -4,7 +4,8 @@
 //! grant and resource indicators; the real `toolwire serve --http` checks
 //! them. Every refusal is checked with its exact status and
 //! `WWW-Authenticate` challenge. `client.rs`: the OAuth client
-//! (`toolwire auth login`, `toolwire::oauth`) against the same two.
+//! (`toolwire auth login`, `toolwire::oauth`) against the same two;
+//! `hostile.rs`: hostile tokens and floods, and a key set that is down.
 //!
 //! Node and `node_modules` come from `scripts/conformance-install`, which
 //! the first test here runs (it does nothing when they match the
@@ -12,6 +13,7 @@
 
 mod client;
 pub(crate) mod harness;
+mod hostile;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -401,8 +401,79 @@ async fn cancelled_request_stops_and_gets_no_response() {
 }
 
 #[tokio::test]
-async fn eof_cancels_in_flight_work_and_exits_zero() {
+async fn eof_answers_requests_in_flight_then_exits_zero() {
+    // `echo '<countdown call>' | toolwire serve`: the request is written and
+    // stdin closed at once, before the tool is done.
     let mut p = Proc::spawn();
+    p.request(
+        1,
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"steps": 3, "interval_ms": 200}}),
+    )
+    .await;
+    p.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"text": "quick"}}),
+    )
+    .await;
+    p.close_stdin();
+    let mut answers = std::collections::HashMap::new();
+    while let Some(m) = p.next_within(Duration::from_secs(10)).await {
+        if let Some(id) = m["id"].as_i64() {
+            answers.insert(id, m);
+        }
+    }
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(text_of(&answers[&1]["result"]), "done after 3 steps");
+    assert_eq!(text_of(&answers[&2]["result"]), "quick");
+    let status = tokio::time::timeout(Duration::from_secs(10), p.child.wait())
+        .await
+        .expect("exits once answered")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn eof_ends_listen_streams_at_once_and_answers_the_rest() {
+    let mut p = Proc::spawn();
+    p.request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    )
+    .await;
+    let ack = p.next().await;
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+    p.request(
+        2,
+        "tools/call",
+        json!({"name": "countdown", "arguments": {"steps": 2, "interval_ms": 100}}),
+    )
+    .await;
+    let started = Instant::now();
+    p.close_stdin();
+    let (r, _) = p.response(2).await;
+    assert_eq!(text_of(&r["result"]), "done after 2 steps");
+    // The stream does not hold the exit until the grace period is over.
+    let status = tokio::time::timeout(Duration::from_secs(10), p.child.wait())
+        .await
+        .expect("exits")
+        .expect("wait");
+    assert!(status.success(), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn eof_cancels_work_past_the_grace_period_and_exits_zero() {
+    let mut p = Proc::spawn_with(&["--eof-grace-ms", "300"], &[]);
     p.request(
         1,
         "tools/call",

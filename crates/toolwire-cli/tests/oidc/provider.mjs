@@ -36,6 +36,8 @@
 //                        (HS256 keyed with the current public key's PEM,
 //                        the algorithm-confusion attack)
 //   POST /test/account   {"account": "bob"}: who logs in from now on
+//   POST /test/jwks      {"down": true}: /jwks answers 503 until
+//                        {"down": false}
 //   GET /test/introspections  how many introspection requests it has had
 import http from 'node:http';
 import * as jose from 'jose';
@@ -76,6 +78,7 @@ const client = (id) => ({
 
 let provider;
 let introspections = 0;
+let jwksDown = false;
 
 function build(issuer) {
   const p = new Provider(issuer, {
@@ -162,9 +165,11 @@ async function sign({ header = {}, claims = {}, key = 'current' }) {
   }
   const jwk = key === 'rogue' ? rogue : keys[0];
   const privateKey = await jose.importJWK(jwk, 'RS256');
+  // jose refuses to sign a `crit` it is not told it understands.
+  const crit = Object.fromEntries((header.crit || []).map((name) => [name, true]));
   return new jose.SignJWT(claims)
     .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: jwk.kid, ...header })
-    .sign(privateKey);
+    .sign(privateKey, { crit });
 }
 
 const server = http.createServer(async (req, res) => {
@@ -191,6 +196,17 @@ const server = http.createServer(async (req, res) => {
     if (req.method === 'GET' && req.url === '/test/introspections') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ count: introspections }));
+      return;
+    }
+    if (req.method === 'POST' && req.url === '/test/jwks') {
+      jwksDown = Boolean((await readJson(req)).down);
+      res.writeHead(204);
+      res.end();
+      return;
+    }
+    if (jwksDown && req.url.startsWith('/jwks')) {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('down for the test');
       return;
     }
     if (req.url.startsWith('/token/introspection')) introspections += 1;

@@ -5,19 +5,35 @@
 //! token's `exp`; refusals are remembered here, briefly and by token
 //! digest, and the introspections in flight are bounded, so a flood of bad
 //! tokens cannot turn into a flood of requests to the authorization server.
+//! Each client (by IP address) has its own budget of introspections, in a
+//! bounded table, so a flood of distinct tokens from one client is refused
+//! (`429`) while other clients are still served.
 
 use super::fetch::{Fetcher, form_encode, parse_endpoint};
-use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
+use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture, epoch_secs};
+use crate::RateLimit;
+use crate::ratelimit::{Caller, RateLimits};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, Uri};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
+
+/// Each client's default budget of introspections: 10 a second, 20 at
+/// once. A client brings one token (two around a refresh), so only a
+/// client inventing tokens reaches it.
+fn default_client_limit() -> RateLimit {
+    RateLimit::per_second(10).with_burst(20)
+}
+/// How many clients the budget table keeps by default; past it, new
+/// clients share one budget.
+const CLIENT_TABLE: usize = 10_000;
 
 /// Verifies opaque tokens by RFC 7662 introspection.
 ///
@@ -30,10 +46,14 @@ use tokio::time::Instant;
 /// refused again without asking for [`with_refusal_cache`]'s time (30 s;
 /// at most 10 000 tokens, by digest). At most [`with_max_in_flight`] (16)
 /// introspections run at once; a token that would need one more is
-/// answered `503` with `Retry-After`, without a request.
+/// answered `503` with `Retry-After`, without a request. Each client (by
+/// IP address) may cause [`with_client_limit`]'s introspections (10 a
+/// second, 20 at once); a new token past it is answered `429` with
+/// `Retry-After`, without a request.
 ///
 /// [`with_refusal_cache`]: Self::with_refusal_cache
 /// [`with_max_in_flight`]: Self::with_max_in_flight
+/// [`with_client_limit`]: Self::with_client_limit
 ///
 /// # Example
 ///
@@ -59,6 +79,15 @@ pub struct IntrospectionVerifier {
     refused: Refusals,
     in_flight: AtomicUsize,
     max_in_flight: usize,
+    /// Introspections per client; a client the transport does not name
+    /// shares one budget with the others it does not name.
+    per_client: Box<RateLimits>,
+}
+
+/// The budget table for `limit`, with room for `clients` clients.
+fn client_budgets(limit: RateLimit, clients: usize) -> Box<RateLimits> {
+    RateLimits::new(Some(limit), &[], clients.max(1))
+        .unwrap_or_else(|| unreachable!("a default limit is given"))
 }
 
 /// Recently refused tokens, by digest: until when, and why.
@@ -152,6 +181,7 @@ impl IntrospectionVerifier {
             },
             in_flight: AtomicUsize::new(0),
             max_in_flight: 16,
+            per_client: client_budgets(default_client_limit(), CLIENT_TABLE),
         })
     }
 
@@ -174,18 +204,44 @@ impl IntrospectionVerifier {
         self
     }
 
+    /// How many introspections one client (an IP address) may cause:
+    /// `limit` (default 10 a second, 20 at once), for tokens that are
+    /// neither cached nor recently refused. Past it, a new token is
+    /// answered `429` with `Retry-After` (a [`TokenError::RateLimited`])
+    /// without a request. `clients` bounds the table of clients (default
+    /// 10 000, at least 1): idle ones are forgotten when it fills, and
+    /// while it is full of active ones new clients share one budget.
+    pub fn with_client_limit(mut self, limit: RateLimit, clients: usize) -> Self {
+        self.per_client = client_budgets(limit, clients);
+        self
+    }
+
     /// Also requires the answer's `iss`, when present, to be `issuer`.
     pub fn with_issuer(mut self, issuer: impl Into<String>) -> Self {
         self.issuer = Some(issuer.into());
         self
     }
 
-    /// The answer for `token`: a recent refusal, else an introspection
-    /// if there is room for one; a refusal is remembered.
-    async fn check(&self, token: &str) -> Result<VerifiedToken, TokenError> {
+    /// The answer for `token` from `client`: a recent refusal, else an
+    /// introspection if the client's budget and the in-flight bound have
+    /// room for one; a refusal is remembered.
+    async fn check(
+        &self,
+        token: &str,
+        client: Option<IpAddr>,
+    ) -> Result<VerifiedToken, TokenError> {
         let digest: [u8; 32] = Sha256::digest(token.as_bytes()).into();
         if let Some(why) = self.refused.get(&digest) {
             return Err(TokenError::Invalid(why.to_string()));
+        }
+        let caller = client.map_or(Caller::Process, Caller::Addr);
+        if let Err(limited) = self.per_client.check(&caller, None) {
+            crate::log_limit::warn_limited!(
+                "a client sent more new access tokens than its introspection budget; answering 429"
+            );
+            return Err(TokenError::RateLimited(Duration::from_secs(
+                limited.retry_after_secs,
+            )));
         }
         if self.in_flight.fetch_add(1, Ordering::AcqRel) >= self.max_in_flight {
             self.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -260,7 +316,9 @@ impl IntrospectionVerifier {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
                 .collect(),
-            expires_at: answer.exp.map(|exp| UNIX_EPOCH + Duration::from_secs(exp)),
+            // An `exp` past what the clock holds is as good as none: the
+            // grant is then kept briefly.
+            expires_at: answer.exp.and_then(epoch_secs),
             client_id: answer.client_id,
         })
     }
@@ -268,7 +326,11 @@ impl IntrospectionVerifier {
 
 impl TokenVerifier for IntrospectionVerifier {
     fn verify<'a>(&'a self, token: &'a str) -> VerifyFuture<'a> {
-        Box::pin(self.check(token))
+        Box::pin(self.check(token, None))
+    }
+
+    fn verify_from<'a>(&'a self, token: &'a str, client: Option<IpAddr>) -> VerifyFuture<'a> {
+        Box::pin(self.check(token, client))
     }
 }
 

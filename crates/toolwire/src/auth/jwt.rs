@@ -5,11 +5,19 @@
 //! 8414, then OpenID Connect Discovery) or is configured. Keys are cached
 //! by `kid`; an unknown `kid` refetches the set, at most once per refresh
 //! interval, so a stream of forged `kid`s cannot turn into a stream of
-//! fetches. Signatures are checked by `jsonwebtoken` (ring): no JOSE or
-//! cryptography is written here.
+//! fetches. While no key set could be loaded (the last fetch failed), a
+//! token signed with a key the server does not know cannot be judged:
+//! it is answered `503` with `Retry-After`, not `401`, and the fetch is
+//! retried after [`FAILED_FETCH_RETRY`] at most. Signatures are checked
+//! by `jsonwebtoken` (ring): no JOSE or cryptography is written here.
 
 use super::fetch::{Fetcher, parse_endpoint};
-use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture};
+use super::{
+    AuthSetupError, FAILED_FETCH_RETRY, TokenError, TokenVerifier, VerifiedToken, VerifyFuture,
+    epoch_secs,
+};
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::Uri;
 use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, Jwk, KeyAlgorithm, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
@@ -17,7 +25,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, RwLock};
-use std::time::{Duration, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::time::Instant;
 
 /// The signature algorithms accepted: asymmetric only, so `none` and an
@@ -27,14 +35,22 @@ const ALGORITHMS: [Algorithm; 3] = [Algorithm::RS256, Algorithm::ES256, Algorith
 /// The most keys kept from one key set.
 const MAX_KEYS: usize = 64;
 
+/// The token types accepted by default: RFC 9068's.
+const AT_JWT: &str = "at+jwt";
+
+/// The most token types [`JwtVerifier::with_accepted_token_types`] keeps.
+const MAX_TOKEN_TYPES: usize = 16;
+
 /// Verifies JWT access tokens (RFC 9068) against an authorization server's
 /// JSON Web Key Set.
 ///
-/// A token is accepted when its header's `typ` is `at+jwt`, its `alg` is
-/// RS256, ES256 or EdDSA and matches the key its `kid` names, its signature
-/// verifies, its `iss` equals the issuer exactly, its `aud` contains the
-/// audience (the canonical resource URI), it has a `sub`, and `exp` and
-/// `nbf` hold within the leeway (30 s by default).
+/// A token is accepted when its header's `typ` is `at+jwt` (or a type
+/// named with [`with_accepted_token_types`](Self::with_accepted_token_types)),
+/// its header has no `crit`, its `alg` is RS256, ES256 or EdDSA and matches
+/// the key its `kid` names, its signature verifies, its `iss` equals the
+/// issuer exactly, its `aud` contains the audience (the canonical resource
+/// URI), it has a `sub`, and `exp` and `nbf` hold within the leeway (30 s
+/// by default).
 ///
 /// # Example
 ///
@@ -45,7 +61,9 @@ const MAX_KEYS: usize = 64;
 /// let verifier = JwtVerifier::new("https://auth.example.com", "https://mcp.example.com/mcp")?
 ///     // Optional: otherwise found in the issuer's metadata.
 ///     .with_jwks_uri("https://auth.example.com/jwks")?
-///     .with_leeway(Duration::from_secs(10));
+///     .with_leeway(Duration::from_secs(10))
+///     // Optional: an issuer that types its access tokens `JWT`.
+///     .with_accepted_token_types(["at+jwt", "JWT"])?;
 /// # Ok::<(), toolwire::AuthSetupError>(())
 /// ```
 pub struct JwtVerifier {
@@ -57,6 +75,8 @@ struct Inner {
     audience: String,
     leeway: Duration,
     refresh_interval: Duration,
+    /// Accepted `typ` values, lowercase, without `application/`.
+    token_types: Vec<String>,
     configured_jwks: Option<Uri>,
     fetcher: OnceLock<Result<Fetcher, String>>,
     keys: RwLock<Keys>,
@@ -72,6 +92,9 @@ struct Keys {
     jwks_uri: Option<Uri>,
     /// When the set was last fetched (or a fetch last failed).
     fetched: Option<Instant>,
+    /// Whether that last fetch failed: the keys above may then be stale
+    /// or none, and an unknown key says nothing about the token.
+    failed: bool,
 }
 
 struct Key {
@@ -104,6 +127,7 @@ impl JwtVerifier {
                 audience: audience.into(),
                 leeway: Duration::from_secs(30),
                 refresh_interval: Duration::from_secs(30),
+                token_types: vec![AT_JWT.to_owned()],
                 configured_jwks: None,
                 fetcher: OnceLock::new(),
                 keys: RwLock::new(Keys::default()),
@@ -124,8 +148,46 @@ impl JwtVerifier {
         Ok(self)
     }
 
+    /// The token types (`typ`) accepted instead of RFC 9068's `at+jwt`,
+    /// compared without case and with or without `application/` (RFC 7515
+    /// §4.1.9), such as `["at+jwt", "JWT"]` for an issuer that types its
+    /// access tokens `JWT`. A token without `typ` is always refused. Fails
+    /// on an empty list, an empty type, or more than 16 types.
+    ///
+    /// Accepting `JWT` weakens RFC 9068's defence against another JWT of
+    /// the issuer (an ID token) being replayed as an access token: the
+    /// audience check still applies, so keep `aud` distinct from client
+    /// ids.
+    pub fn with_accepted_token_types<I, S>(mut self, types: I) -> Result<Self, AuthSetupError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut accepted = Vec::new();
+        for t in types {
+            let t = t.as_ref().trim();
+            let bare = strip_application(t).to_ascii_lowercase();
+            if bare.is_empty() || !bare.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(AuthSetupError(format!(
+                    "token type {t:?}: expected a media type such as at+jwt or JWT"
+                )));
+            }
+            if !accepted.contains(&bare) {
+                accepted.push(bare);
+            }
+        }
+        if accepted.is_empty() || accepted.len() > MAX_TOKEN_TYPES {
+            return Err(AuthSetupError(format!(
+                "accepted token types: expected 1 to {MAX_TOKEN_TYPES} types"
+            )));
+        }
+        self.inner_mut().token_types = accepted;
+        Ok(self)
+    }
+
     /// The clock skew allowed on `exp` and `nbf` (whole seconds; at most
-    /// five minutes). Default 30 s.
+    /// five minutes). Default 30 s. A token is accepted, and its grant
+    /// cached, until `exp` plus the leeway.
     pub fn with_leeway(mut self, leeway: Duration) -> Self {
         self.inner_mut().leeway = leeway.min(Duration::from_secs(300));
         self
@@ -151,6 +213,31 @@ impl TokenVerifier for JwtVerifier {
     }
 }
 
+/// `typ` without its optional `application/` prefix (RFC 7515 §4.1.9).
+fn strip_application(typ: &str) -> &str {
+    match typ.get(..12) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+        _ => typ,
+    }
+}
+
+/// Whether the JOSE header (the token's first segment) has a `crit`
+/// member. `jsonwebtoken` does not read `crit`, so the segment is read
+/// again here, as JSON only; the segment decoded already once.
+fn has_crit(token: &str) -> bool {
+    let Some(segment) = token.split('.').next() else {
+        return false;
+    };
+    let Ok(json) = URL_SAFE_NO_PAD.decode(segment) else {
+        // Not what `decode_header` accepted: refused as critical, to be safe.
+        return true;
+    };
+    match serde_json::from_slice::<serde_json::Map<String, Value>>(&json) {
+        Ok(header) => header.contains_key("crit"),
+        Err(_) => true,
+    }
+}
+
 /// The claims read from a verified token.
 #[derive(Deserialize)]
 struct Claims {
@@ -173,10 +260,22 @@ impl Inner {
             .map_err(|_| invalid("the token is not a JWT signed with an accepted algorithm"))?;
         // Spec (RFC 9068 §4): the resource server MUST check `typ`.
         let typ_ok = header.typ.as_deref().is_some_and(|t| {
-            t.eq_ignore_ascii_case("at+jwt") || t.eq_ignore_ascii_case("application/at+jwt")
+            let t = strip_application(t);
+            self.token_types.iter().any(|a| t.eq_ignore_ascii_case(a))
         });
         if !typ_ok {
-            return Err(invalid("the token is not a JWT access token (typ at+jwt)"));
+            return Err(TokenError::Invalid(format!(
+                "the token is not a JWT access token (typ {})",
+                self.token_types.join(" or ")
+            )));
+        }
+        // Spec (RFC 7515 §4.1.11): a recipient that does not understand an
+        // extension `crit` lists MUST reject the token; this one
+        // understands none.
+        if has_crit(token) {
+            return Err(invalid(
+                "the token has a critical header parameter (crit) that is not understood",
+            ));
         }
         if !ALGORITHMS.contains(&header.alg) {
             return Err(invalid("the token's signature algorithm is not accepted"));
@@ -200,6 +299,15 @@ impl Inner {
             })
         })?;
         let claims = data.claims;
+        // Accepted until `exp` plus the leeway, which `jsonwebtoken`
+        // applied: the grant must not be refused as expired before that.
+        // A time past what the clock can hold (an `exp` of 2^63 s or more)
+        // is refused, not computed.
+        let expires_at = claims
+            .exp
+            .checked_add(self.leeway.as_secs())
+            .and_then(epoch_secs)
+            .ok_or_else(|| invalid("the token's exp is out of range"))?;
         Ok(VerifiedToken {
             issuer: claims.iss,
             subject: claims.sub,
@@ -211,7 +319,7 @@ impl Inner {
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned)
                 .collect(),
-            expires_at: Some(UNIX_EPOCH + Duration::from_secs(claims.exp)),
+            expires_at: Some(expires_at),
             client_id: claims.client_id,
         })
     }
@@ -229,14 +337,30 @@ impl Inner {
         let (fetched, due) = {
             let keys = self.read_keys();
             let fetched = keys.fetched;
-            let due = fetched.is_none_or(|at| at.elapsed() >= self.refresh_interval);
+            let wait = if keys.failed {
+                self.refresh_interval.min(FAILED_FETCH_RETRY)
+            } else {
+                self.refresh_interval
+            };
+            let due = fetched.is_none_or(|at| at.elapsed() >= wait);
             (fetched.is_some_and(|at| at >= started), due)
         };
         if !fetched && due {
             self.refresh().await?;
         }
-        self.lookup(kid, alg)?
-            .ok_or_else(|| invalid("the token is signed with an unknown key"))
+        if let Some(key) = self.lookup(kid, alg)? {
+            return Ok(key);
+        }
+        // Spec: basic/authorization/index.mdx#error-handling — `401` says
+        // the token is bad. Without a current key set that is not known:
+        // the failure is this server's, and the client should retry, not
+        // throw its token away.
+        if self.read_keys().failed {
+            return Err(TokenError::Unavailable(
+                "the authorization server's keys could not be fetched".into(),
+            ));
+        }
+        Err(invalid("the token is signed with an unknown key"))
     }
 
     fn read_keys(&self) -> std::sync::RwLockReadGuard<'_, Keys> {
@@ -284,11 +408,13 @@ impl Inner {
 
     /// Fetches the key set (discovering its URL first if need be) and
     /// replaces the cached keys. A failure is remembered as a fetch, so it
-    /// is not retried before the interval.
+    /// is not retried before [`FAILED_FETCH_RETRY`] (or the interval, when
+    /// shorter); the keys it had stay.
     async fn refresh(&self) -> Result<(), TokenError> {
         let result = self.fetch_keys().await;
         let mut keys = self.keys.write().unwrap_or_else(|p| p.into_inner());
         keys.fetched = Some(Instant::now());
+        keys.failed = result.is_err();
         let (uri, set) = result.map_err(|e| {
             tracing::warn!(error = %e, "fetching the authorization server's keys failed");
             TokenError::Unavailable(e)
@@ -469,6 +595,41 @@ mod tests {
         let (kid, key) = usable_key(&sig).expect("an Ed25519 signing key");
         assert_eq!(kid.as_deref(), Some("e"));
         assert_eq!(key.alg, Algorithm::EdDSA);
+    }
+
+    #[test]
+    fn token_types_are_named_without_case_or_application_prefix() {
+        assert_eq!(strip_application("application/at+jwt"), "at+jwt");
+        assert_eq!(strip_application("Application/JWT"), "JWT");
+        assert_eq!(strip_application("at+jwt"), "at+jwt");
+        assert_eq!(strip_application("applicatio"), "applicatio");
+        let v = JwtVerifier::new("https://auth.invalid", "https://mcp.invalid")
+            .expect("verifier")
+            .with_accepted_token_types(["at+jwt", "application/JWT", "jwt"])
+            .expect("types");
+        assert_eq!(v.inner.token_types, ["at+jwt", "jwt"]);
+        for bad in [vec![], vec![""], vec!["application/"], vec!["a b"]] {
+            let v =
+                JwtVerifier::new("https://auth.invalid", "https://mcp.invalid").expect("verifier");
+            assert!(v.with_accepted_token_types(&bad).is_err(), "{bad:?}");
+        }
+        let many: Vec<String> = (0..=MAX_TOKEN_TYPES).map(|i| format!("t{i}")).collect();
+        let v = JwtVerifier::new("https://auth.invalid", "https://mcp.invalid").expect("verifier");
+        assert!(v.with_accepted_token_types(&many).is_err());
+    }
+
+    #[test]
+    fn any_crit_member_is_seen_and_its_absence_too() {
+        use base64::Engine as _;
+        use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
+        let token = |header: &str| format!("{}.e30.c2ln", B64.encode(header));
+        assert!(!has_crit(&token(r#"{"alg":"RS256","typ":"at+jwt"}"#)));
+        assert!(has_crit(&token(
+            r#"{"alg":"RS256","crit":["exp"],"exp":1}"#
+        )));
+        assert!(has_crit(&token(r#"{"alg":"RS256","crit":null}"#)));
+        assert!(has_crit(&token(r#"{"alg":"RS256","crit":[]}"#)));
+        assert!(has_crit("!!!.e30.c2ln"));
     }
 
     #[tokio::test]

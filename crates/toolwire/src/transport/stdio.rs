@@ -14,6 +14,11 @@
 //! session with `initialize`; from then on its requests (those without the
 //! modern `_meta` version key) are served by `crate::legacy`, and its
 //! responses answer the server-to-client requests of the MRTR shim.
+//!
+//! When the input ends, requests still running get
+//! [`StdioConfig::with_end_of_input_grace`] to finish and be answered (a
+//! client may write its requests and close its end at once); listen
+//! streams end at once, without a response.
 
 use crate::context::{Outbound, OutputGauge};
 use crate::legacy::{self, Session};
@@ -26,7 +31,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::io;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, LockResult, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
@@ -55,7 +60,28 @@ pub const MAX_QUEUED_OUTPUT_BYTES: usize = 4 * 1024 * 1024;
 /// How long a shutdown waits for in-flight requests before cancelling them.
 const SHUTDOWN_DRAIN: Duration = Duration::from_secs(5);
 
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken, BuildHasherDefault<FxHasher>>>>;
+mod config;
+pub use config::StdioConfig;
+
+type InFlight = Arc<InFlightTable>;
+
+type InFlightMap = HashMap<RequestId, CancellationToken, BuildHasherDefault<FxHasher>>;
+
+/// The requests in progress by id, and the end of input that listen
+/// streams stop at.
+#[derive(Default)]
+struct InFlightTable {
+    map: Mutex<InFlightMap>,
+    /// Cancelled when the input ends: listen streams end then, while the
+    /// other requests in progress get the grace period to finish.
+    input_ended: CancellationToken,
+}
+
+impl InFlightTable {
+    fn lock(&self) -> LockResult<MutexGuard<'_, InFlightMap>> {
+        self.map.lock()
+    }
+}
 
 /// The in-flight table's hasher: the Fx multiply-rotate hash, a fraction of
 /// SipHash's cost. Its keys come from the one client on the other end of the
@@ -120,15 +146,26 @@ type LegacySlot = OnceLock<Arc<Session>>;
 /// event loop, and put back in blocking mode on return; files and terminals
 /// go through tokio's blocking pool.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
+    serve_stdio_with(server, StdioConfig::default()).await
+}
+
+/// [`serve_stdio`] with `config`'s settings.
+pub async fn serve_stdio_with(server: Server, config: StdioConfig) -> io::Result<()> {
     #[cfg(unix)]
     {
         let stdin = pipes::Input::open();
         let stdout = pipes::Output::open();
         let _restore = pipes::RestoreBlocking::new(stdin.is_pipe(), stdout.is_pipe());
-        on_worker(serve_io(server, stdin, stdout)).await
+        on_worker(serve_io_with(server, stdin, stdout, config)).await
     }
     #[cfg(not(unix))]
-    on_worker(serve_io(server, tokio::io::stdin(), tokio::io::stdout())).await
+    on_worker(serve_io_with(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        config,
+    ))
+    .await
 }
 
 /// Runs the serving loop as a task of its own rather than in the caller's
@@ -158,12 +195,28 @@ mod pipes;
 /// Serves `server` on any reader/writer pair until the reader reaches EOF or
 /// the server shuts down.
 ///
-/// At EOF every request still in flight is cancelled (open listen streams
-/// end without a response: the client is gone), queued output is flushed,
-/// and the function returns. On [`Server::shutdown`] reading stops, every
-/// listen stream gets its closing result, in-flight requests get up to five
-/// seconds to finish before they are cancelled, and the function returns.
+/// At EOF open listen streams end without a response, the other requests
+/// in flight get five seconds to finish and be answered
+/// ([`StdioConfig::with_end_of_input_grace`], with [`serve_io_with`]) before
+/// they are cancelled, queued output is flushed, and the function returns.
+/// On [`Server::shutdown`] reading stops, every listen stream gets its
+/// closing result, in-flight requests get up to five seconds to finish
+/// before they are cancelled, and the function returns.
 pub async fn serve_io<R, W>(server: Server, reader: R, writer: W) -> io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    serve_io_with(server, reader, writer, StdioConfig::default()).await
+}
+
+/// [`serve_io`] with `config`'s settings.
+pub async fn serve_io_with<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -242,6 +295,20 @@ where
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(SHUTDOWN_DRAIN, drain).await.is_err() {
             tracing::warn!("cancelling requests still running at shutdown");
+        }
+    } else {
+        // End of input: the client may still read stdout (it wrote its
+        // requests and closed its end), so what is running is answered,
+        // within the grace period. Listen streams would never finish.
+        in_flight.input_ended.cancel();
+        let drain = async { while tasks.join_next().await.is_some() {} };
+        let grace = config.end_of_input_grace();
+        tokio::select! {
+            finished = tokio::time::timeout(grace, drain) => if finished.is_err() {
+                tracing::debug!(?grace, "cancelling requests still running after the end of input");
+            },
+            // Nobody reads the answers any more: stop waiting for them.
+            () = out_tx.closed() => {}
         }
     }
     if let Ok(map) = in_flight.lock() {
@@ -500,6 +567,7 @@ async fn listen(
             biased;
             // The client cancelled, or the input ended: no response.
             () = token.cancelled() => break,
+            () = in_flight.input_ended.cancelled() => break,
             frame = sub.next() => match frame {
                 Some(SubscriptionFrame::Notification(msg)) => {
                     let _ = out.send(msg);

@@ -148,6 +148,13 @@ impl AuthServer {
         r.json()["count"].as_u64().expect("count")
     }
 
+    /// Makes the key set (`/jwks`) answer `503` while `down`.
+    pub(super) async fn set_jwks_down(&self, down: bool) {
+        let body = json!({ "down": down }).to_string();
+        let r = request(&self.issuer, "POST", "/test/jwks", &[], body.as_bytes()).await;
+        assert_eq!(r.status, 204, "jwks: {}", r.text());
+    }
+
     pub(crate) async fn rotate(&self) {
         let r = request(&self.issuer, "POST", "/test/rotate", &[], b"").await;
         assert_eq!(r.status, 200, "rotate: {}", r.text());
@@ -183,7 +190,8 @@ pub(crate) fn free_port() -> u16 {
 }
 
 impl Toolwire {
-    /// Serves with tokens of `issuer` for `http://127.0.0.1:PORT/mcp`.
+    /// Serves with tokens of `issuer` for `http://127.0.0.1:PORT/mcp`,
+    /// with `--auth-leeway 0` unless `extra` sets it.
     pub(crate) async fn start(
         port: u16,
         issuer: &str,
@@ -192,9 +200,15 @@ impl Toolwire {
     ) -> Self {
         let base = format!("http://127.0.0.1:{port}");
         let addr = format!("127.0.0.1:{port}");
+        let leeway: &[&str] = if extra.contains(&"--auth-leeway") {
+            &[]
+        } else {
+            &["--auth-leeway", "0"]
+        };
         let mut child = Command::new(BIN)
             .args(["serve", "--http", &addr, "--public-url", &base])
-            .args(["--auth-issuer", issuer, "--auth-leeway", "0"])
+            .args(["--auth-issuer", issuer])
+            .args(leeway)
             .args(["--auth-jwks-refresh", "1", "--required-scope", "mcp:tools"])
             .args(["--allow-define", "--define-scope", "mcp:define"])
             .args(extra)
@@ -255,6 +269,18 @@ impl Toolwire {
         body: &Value,
         extra: &[(&str, &str)],
     ) -> Reply {
+        self.post_from(None, token, body, extra).await
+    }
+
+    /// [`post`](Self::post) from the loopback address `from` (such as
+    /// 127.0.0.2: another client, as the server counts them).
+    pub(crate) async fn post_from(
+        &self,
+        from: Option<std::net::Ipv4Addr>,
+        token: Option<&str>,
+        body: &Value,
+        extra: &[(&str, &str)],
+    ) -> Reply {
         let bearer = token.map(|t| format!("Bearer {t}"));
         let mut headers = vec![
             ("Content-Type", "application/json"),
@@ -264,7 +290,8 @@ impl Toolwire {
             headers.push(("Authorization", b));
         }
         headers.extend_from_slice(extra);
-        request(
+        request_from(
+            from,
             &self.base,
             "POST",
             "/mcp",
@@ -277,6 +304,18 @@ impl Toolwire {
     /// A modern request with the standard headers.
     pub(crate) async fn call(
         &self,
+        token: Option<&str>,
+        id: u64,
+        method: &str,
+        params: Value,
+    ) -> Reply {
+        self.call_from(None, token, id, method, params).await
+    }
+
+    /// [`call`](Self::call) from the loopback address `from`.
+    pub(crate) async fn call_from(
+        &self,
+        from: Option<std::net::Ipv4Addr>,
         token: Option<&str>,
         id: u64,
         method: &str,
@@ -299,7 +338,7 @@ impl Toolwire {
         if let Some(name) = &name {
             headers.push(("Mcp-Name", name));
         }
-        self.post(token, &body, &headers).await
+        self.post_from(from, token, &body, &headers).await
     }
 
     pub(crate) fn log(&self) -> String {
@@ -351,8 +390,31 @@ pub(crate) async fn request(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> Reply {
+    request_from(None, base, method, path, headers, body).await
+}
+
+/// [`request`] from the local address `from` (any of 127.0.0.0/8 on
+/// Linux), or the system's choice.
+pub(crate) async fn request_from(
+    from: Option<std::net::Ipv4Addr>,
+    base: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
     let authority = base.strip_prefix("http://").expect("http URL");
-    let mut stream = TcpStream::connect(authority).await.expect("connect");
+    let mut stream = match from {
+        None => TcpStream::connect(authority).await.expect("connect"),
+        Some(ip) => {
+            let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+            socket
+                .bind((ip, 0).into())
+                .unwrap_or_else(|e| panic!("bind {ip}: {e}"));
+            let to: std::net::SocketAddr = authority.parse().expect("an IP authority");
+            socket.connect(to).await.expect("connect")
+        }
+    };
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {}\r\n",
         body.len()

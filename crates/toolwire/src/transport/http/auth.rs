@@ -11,14 +11,14 @@ use super::handle::{Early, error, json};
 use super::head::Head;
 use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
 use crate::auth::scope::Grant;
-use crate::auth::{AuthConfig, Check, Denied, quoted};
+use crate::auth::{AuthConfig, Check, Denied, FAILED_FETCH_RETRY, quoted};
 use crate::server::Prepared;
 use http::header::{ACCESS_CONTROL_ALLOW_ORIGIN, CACHE_CONTROL, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::request::Parts;
 use http::{HeaderValue, Method, Response, StatusCode};
 use http_body::Body;
 use std::sync::Arc;
-use toolwire_proto::{ErrorObject, RequestId};
+use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
 impl HttpConfig {
     /// Turns on the OAuth 2.1 resource server (feature `auth`): every
@@ -68,8 +68,9 @@ impl HttpService {
                 HttpResponseFuture::ready(self.linger(res, &parts.headers, body))
             }
             Check::Verify(token, digest) => HttpResponseFuture::boxed(async move {
+                let client = self.peer_ip();
                 let verified = match self.shared.auth.as_ref() {
-                    Some(auth) => auth.verify(token, digest).await,
+                    Some(auth) => auth.verify(token, digest, client).await,
                     None => Err(Denied::Unavailable),
                 };
                 let future = match verified {
@@ -169,7 +170,23 @@ impl HttpService {
                 );
                 let mut res = error(StatusCode::SERVICE_UNAVAILABLE, id, &e);
                 res.headers_mut()
-                    .insert(RETRY_AFTER, HeaderValue::from_static("5"));
+                    .insert(RETRY_AFTER, HeaderValue::from(FAILED_FETCH_RETRY.as_secs()));
+                return res;
+            }
+            // Not `401`: the token was not judged, and a client that reads
+            // `401` throws a good token away. The code and `data` are those
+            // of an invocation over its rate limit.
+            Denied::RateLimited(secs) => {
+                let e = ErrorObject::new(
+                    ErrorCode::RATE_LIMITED,
+                    format!(
+                        "Too Many Requests: too many new access tokens from this client to check; retry after {secs} s"
+                    ),
+                )
+                .with_data(serde_json::json!({ "retryAfterMs": secs.saturating_mul(1000) }));
+                let mut res = error(StatusCode::TOO_MANY_REQUESTS, id, &e);
+                res.headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from(secs));
                 return res;
             }
         };

@@ -9,7 +9,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 use toolwire::Server;
 use toolwire::middleware::{
-    AuditLayer, ConcurrencyLimitLayer, PerTool, ResponseSizeLayer, ToolTimeoutLayer,
+    AuditLayer, ConcurrencyLimitLayer, Metrics, PerTool, ResponseSizeLayer, ToolTimeoutLayer,
+    serve_metrics,
 };
 
 /// The middleware flags of `toolwire serve` and `toolwire gateway`.
@@ -38,6 +39,12 @@ pub(crate) struct LayerArgs {
     /// gets an isError result giving both sizes, other methods -32603.
     #[arg(long, value_name = "BYTES")]
     pub(crate) max_result_bytes: Option<usize>,
+    /// With --http: serve Prometheus metrics at http://ADDR/metrics, on a
+    /// listener of its own (`HOST:PORT`, or `PORT` for 127.0.0.1):
+    /// mcp_server_operation_duration_seconds by method, tool and error
+    /// type, and counts of requests, errors and input_required.
+    #[arg(long, value_name = "ADDR", requires = "http")]
+    pub(crate) metrics: Option<String>,
 }
 
 /// `VALUE` or `TOOL=VALUE`.
@@ -71,8 +78,8 @@ fn settings<T: Clone>(values: &[(Option<String>, T)]) -> Option<PerTool<T>> {
 
 impl LayerArgs {
     /// `server` with the layers asked for: the timeout innermost, the
-    /// audit log outermost (so it sees every refusal).
-    pub(crate) fn apply(&self, mut server: Server) -> anyhow::Result<Server> {
+    /// metrics and the audit log outermost (so they see every refusal).
+    pub(crate) async fn apply(&self, mut server: Server) -> anyhow::Result<Server> {
         anyhow::ensure!(
             self.tool_timeout_ms.iter().all(|(_, ms)| *ms > 0),
             "--tool-timeout-ms takes at least 1 ms"
@@ -90,6 +97,24 @@ impl LayerArgs {
         }
         if let Some(max) = self.max_result_bytes {
             server = server.with_layer(ResponseSizeLayer::new(max));
+        }
+        if let Some(addr) = &self.metrics {
+            let addr = crate::bind_addr(addr)?;
+            let listener = tokio::net::TcpListener::bind(&addr)
+                .await
+                .with_context(|| format!("binding --metrics {addr}"))?;
+            let bound = listener
+                .local_addr()
+                .context("reading --metrics' address")?;
+            let metrics = Metrics::new();
+            server = server.with_layer(metrics.layer());
+            tokio::spawn(async move {
+                let never = std::future::pending::<()>();
+                if let Err(e) = serve_metrics(metrics, listener, never).await {
+                    eprintln!("toolwire: the metrics endpoint stopped: {e}");
+                }
+            });
+            eprintln!("toolwire: metrics at http://{bound}/metrics");
         }
         if let Some(path) = &self.audit_log {
             let mut layer = AuditLayer::with_sink(audit_sink(path)?);

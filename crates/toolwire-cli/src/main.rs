@@ -204,7 +204,7 @@ async fn server_config(
 /// Serves `server` as `options` say (stdio, or HTTP with `--http`), with
 /// the OTLP export if asked for, until the input closes or a signal.
 async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
-    let server = options.layers.apply(server)?;
+    let server = options.layers.apply(server).await?;
     let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
     let served = match &options.http {
         Some(addr) => serve_http(server, addr, options).await,

@@ -9,11 +9,15 @@
 //!
 //! With no layer added, a request pays one atomic load for the seam and
 //! runs the pipeline directly. The built-in layers live in the submodules:
-//! the audit log, per-tool timeouts, concurrency limits and response-size
-//! caps, and [`Select`], which applies a layer to chosen methods or tools.
+//! the audit log, metrics (with a Prometheus endpoint), per-tool timeouts,
+//! concurrency limits and response-size caps, and [`Select`], which
+//! applies a layer to chosen methods or tools.
 
 mod audit;
 mod concurrency;
+#[cfg(feature = "http")]
+mod endpoint;
+mod metrics;
 mod per_tool;
 mod select;
 mod size;
@@ -21,6 +25,9 @@ mod timeout;
 
 pub use audit::{AuditLayer, AuditRecord, AuditService};
 pub use concurrency::{ConcurrencyLimitLayer, ConcurrencyLimitService};
+#[cfg(feature = "http")]
+pub use endpoint::serve_metrics;
+pub use metrics::{DURATION_BUCKETS, MAX_SERIES, Metrics, MetricsLayer, MetricsService};
 pub use per_tool::PerTool;
 pub use select::{Select, SelectService};
 pub use size::{ResponseSizeLayer, ResponseSizeService};

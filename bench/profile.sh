@@ -5,7 +5,7 @@
 #
 #   bench/profile.sh SERVER TRANSPORT PATH [N]
 #     SERVER    floor | rmcp | toolwire | toolwire-plain | toolwire-auth (HTTP
-#               only) | gateway (HTTP only: bench-gateway profiled, in front
+#               only) | toolwire-layer (one pass-through middleware layer) | gateway (HTTP only: bench-gateway profiled, in front
 #               of a bench-toolwire upstream that runs outside callgrind) |
 #               proxy-floor (HTTP only, like gateway: the bare reverse proxy
 #               bench-proxy-floor profiled)
@@ -26,6 +26,7 @@ bin="$rel/bench-${server%-*}"; extra=()
 [ "$server" = proxy-floor ] && bin="$rel/bench-proxy-floor"
 [ "$server" = toolwire-plain ] && extra=(--plain-loop)
 [ "$server" = toolwire-auth ] && extra=(--auth)
+[ "$server" = toolwire-layer ] && extra=(--noop-layer)
 if [ "$server" = gateway ] || [ "$server" = proxy-floor ]; then
   [ "$transport" = http ] || { echo "$server: HTTP only" >&2; exit 2; }
   ulog="$(mktemp)"

@@ -15,7 +15,11 @@
 //! port (`toolwire_bench::auth`). The token is printed after the address,
 //! as `bearer <token>`; the load generator sends it on every request, so
 //! after the first one each request takes the verified-token cache's path.
+//!
+//! `--noop-layer` adds one middleware layer that only passes each request
+//! on (`Server::with_layer`): what the seam costs a server with one layer.
 
+use toolwire::middleware::McpRequest;
 use toolwire::{HttpConfig, HttpService, Server, ServerConfig, Tool};
 use toolwire_bench::auth::Issuer;
 use toolwire_bench::{AddInput, AddOutput, EchoInput, Mode, NoopInput, describe};
@@ -45,10 +49,44 @@ fn server() -> Server {
     server
 }
 
+/// A layer that passes every request on, untouched.
+#[derive(Clone)]
+struct PassOn;
+
+impl<S> tower::Layer<S> for PassOn {
+    type Service = Passing<S>;
+    fn layer(&self, inner: S) -> Passing<S> {
+        Passing(inner)
+    }
+}
+
+#[derive(Clone)]
+struct Passing<S>(S);
+
+impl<S: tower::Service<McpRequest>> tower::Service<McpRequest> for Passing<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+    fn call(&mut self, req: McpRequest) -> S::Future {
+        self.0.call(req)
+    }
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let (mode, rest) = toolwire_bench::parse_mode();
     let auth = rest.iter().any(|a| a == "--auth");
+    let layered = rest.iter().any(|a| a == "--noop-layer");
+    let server = || match layered {
+        true => server().with_layer(PassOn),
+        false => server(),
+    };
     match mode {
         Mode::Stdio if auth => Err(std::io::Error::other("--auth is for --http")),
         Mode::Stdio => toolwire::serve_stdio(server()).await,

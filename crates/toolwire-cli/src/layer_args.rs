@@ -79,7 +79,9 @@ fn settings<T: Clone>(values: &[(Option<String>, T)]) -> Option<PerTool<T>> {
 impl LayerArgs {
     /// `server` with the layers asked for: the timeout innermost, the
     /// metrics and the audit log outermost (so they see every refusal).
-    pub(crate) async fn apply(&self, mut server: Server) -> anyhow::Result<Server> {
+    /// `otlp`: the OTLP exporter is installed, so the metrics are measured
+    /// for it even without `--metrics`.
+    pub(crate) async fn apply(&self, mut server: Server, otlp: bool) -> anyhow::Result<Server> {
         anyhow::ensure!(
             self.tool_timeout_ms.iter().all(|(_, ms)| *ms > 0),
             "--tool-timeout-ms takes at least 1 ms"
@@ -97,6 +99,9 @@ impl LayerArgs {
         }
         if let Some(max) = self.max_result_bytes {
             server = server.with_layer(ResponseSizeLayer::new(max));
+        }
+        if self.metrics.is_none() && otlp {
+            server = server.with_layer(Metrics::new().layer());
         }
         if let Some(addr) = &self.metrics {
             let addr = crate::bind_addr(addr)?;

@@ -120,10 +120,12 @@ struct ServeOptions {
     /// How long a sealed requestState stays valid, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 600_000)]
     state_ttl_ms: u64,
-    /// Export one OpenTelemetry span per request over OTLP/HTTP
-    /// (protobuf) to URL, a collector's base URL such as
-    /// http://127.0.0.1:4318 (`/v1/traces` is added). A request's
-    /// `_meta` traceparent is its parent. Needs the `otel` build feature.
+    /// Export one OpenTelemetry span per request, and the metrics
+    /// (mcp.server.operation.duration, request, error and input_required
+    /// counts, every 10 s and at exit), over OTLP/HTTP (protobuf) to URL, a
+    /// collector's base URL such as http://127.0.0.1:4318 (`/v1/traces`
+    /// and `/v1/metrics` are added). A request's `_meta` traceparent is
+    /// its span's parent. Needs the `otel` build feature.
     #[arg(long, value_name = "URL")]
     otlp: Option<String>,
     /// `ttlMs` of cacheable results (lists, resource reads): how long a
@@ -204,8 +206,8 @@ async fn server_config(
 /// Serves `server` as `options` say (stdio, or HTTP with `--http`), with
 /// the OTLP export if asked for, until the input closes or a signal.
 async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
-    let server = options.layers.apply(server).await?;
     let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
+    let server = options.layers.apply(server, exporting.is_some()).await?;
     let served = match &options.http {
         Some(addr) => serve_http(server, addr, options).await,
         None => {

@@ -1,26 +1,35 @@
 //! `serve --otlp URL`: the server's spans (one per request, continuing the
-//! caller's `_meta` trace context) exported over OTLP/HTTP with protobuf
-//! bodies. Built only with the `otel` feature.
+//! caller's `_meta` trace context) and its metrics
+//! (`mcp.server.operation.duration` and the request, error and
+//! `input_required` counts) exported over OTLP/HTTP with protobuf bodies.
+//! Built only with the `otel` feature.
 
 use anyhow::Context as _;
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::metrics::periodic_reader_with_async_runtime::PeriodicReader;
 use opentelemetry_sdk::runtime::Tokio;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use opentelemetry_sdk::trace::span_processor_with_async_runtime::BatchSpanProcessor;
+use std::time::Duration;
 
-/// The installed exporter; [`shutdown`](Self::shutdown) sends what is left.
-pub(crate) struct Exporting(SdkTracerProvider);
+/// How often the metrics are exported (and once more at shutdown).
+const METRICS_INTERVAL: Duration = Duration::from_secs(10);
 
-/// `URL` as given when it names the traces path, else `URL/v1/traces`: the
-/// OTLP/HTTP convention for a collector's base URL (such as
-/// `http://localhost:4318`).
-fn traces_endpoint(url: &str) -> String {
-    if url.ends_with("/v1/traces") {
-        url.to_owned()
-    } else {
-        format!("{}/v1/traces", url.trim_end_matches('/'))
-    }
+/// The installed exporters; [`shutdown`](Self::shutdown) sends what is left.
+pub(crate) struct Exporting {
+    traces: SdkTracerProvider,
+    metrics: SdkMeterProvider,
+}
+
+/// The endpoint of `signal` (`traces`, `metrics`) for `URL`: a collector's
+/// base URL (such as `http://localhost:4318`) gets `/v1/SIGNAL`, the
+/// OTLP/HTTP convention; a URL that ends in `/v1/traces` (as `--otlp`
+/// once took) has that part replaced.
+fn endpoint(url: &str, signal: &str) -> String {
+    let base = url.strip_suffix("/v1/traces").unwrap_or(url);
+    format!("{}/v1/{signal}", base.trim_end_matches('/'))
 }
 
 /// Installs the global tracer provider that exports to `url`. Must run
@@ -33,15 +42,30 @@ pub(crate) fn install(url: &str) -> anyhow::Result<Exporting> {
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
-        .with_endpoint(traces_endpoint(url))
+        .with_endpoint(endpoint(url, "traces"))
         .build()
         .with_context(|| format!("configuring the OTLP exporter for {url}"))?;
-    let provider = SdkTracerProvider::builder()
+    let resource = Resource::builder().with_service_name("toolwire").build();
+    let traces = SdkTracerProvider::builder()
         .with_span_processor(BatchSpanProcessor::builder(exporter, Tokio).build())
-        .with_resource(Resource::builder().with_service_name("toolwire").build())
+        .with_resource(resource.clone())
         .build();
-    opentelemetry::global::set_tracer_provider(provider.clone());
-    Ok(Exporting(provider))
+    opentelemetry::global::set_tracer_provider(traces.clone());
+    let exporter = opentelemetry_otlp::MetricExporter::builder()
+        .with_http()
+        .with_protocol(Protocol::HttpBinary)
+        .with_endpoint(endpoint(url, "metrics"))
+        .build()
+        .with_context(|| format!("configuring the OTLP metrics exporter for {url}"))?;
+    let reader = PeriodicReader::builder(exporter, Tokio)
+        .with_interval(METRICS_INTERVAL)
+        .build();
+    let metrics = SdkMeterProvider::builder()
+        .with_reader(reader)
+        .with_resource(resource)
+        .build();
+    opentelemetry::global::set_meter_provider(metrics.clone());
+    Ok(Exporting { traces, metrics })
 }
 
 impl Exporting {
@@ -49,11 +73,12 @@ impl Exporting {
     /// waits for the export task, so it waits on a blocking thread, leaving
     /// the runtime free to run that task.
     pub(crate) async fn shutdown(self) {
-        let provider = self.0;
-        let done = tokio::task::spawn_blocking(move || provider.shutdown()).await;
-        match done {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!("exporting the last spans over OTLP: {e}"),
+        let Self { traces, metrics } = self;
+        let done = tokio::task::spawn_blocking(move || (traces.shutdown(), metrics.shutdown()));
+        match done.await {
+            Ok((Ok(()), Ok(()))) => {}
+            Ok((Err(e), _)) => tracing::warn!("exporting the last spans over OTLP: {e}"),
+            Ok((_, Err(e))) => tracing::warn!("exporting the last metrics over OTLP: {e}"),
             Err(e) => tracing::warn!("stopping the OTLP exporter: {e}"),
         }
     }
@@ -61,18 +86,22 @@ impl Exporting {
 
 #[cfg(test)]
 mod tests {
-    use super::traces_endpoint;
+    use super::endpoint;
 
     #[test]
-    fn a_base_url_gets_the_traces_path() {
+    fn a_base_url_gets_the_signal_path() {
         assert_eq!(
-            traces_endpoint("http://127.0.0.1:4318"),
+            endpoint("http://127.0.0.1:4318", "traces"),
             "http://127.0.0.1:4318/v1/traces"
         );
-        assert_eq!(traces_endpoint("http://h:1/"), "http://h:1/v1/traces");
+        assert_eq!(endpoint("http://h:1/", "metrics"), "http://h:1/v1/metrics");
         assert_eq!(
-            traces_endpoint("http://h:1/v1/traces"),
+            endpoint("http://h:1/v1/traces", "traces"),
             "http://h:1/v1/traces"
+        );
+        assert_eq!(
+            endpoint("http://h:1/v1/traces", "metrics"),
+            "http://h:1/v1/metrics"
         );
     }
 }

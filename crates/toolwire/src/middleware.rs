@@ -13,6 +13,7 @@
 //! concurrency limits and response-size caps, and [`Select`], which
 //! applies a layer to chosen methods or tools.
 
+mod around;
 mod audit;
 mod concurrency;
 #[cfg(feature = "http")]
@@ -23,6 +24,7 @@ mod select;
 mod size;
 mod timeout;
 
+pub use around::Wrapped;
 pub use audit::{AuditLayer, AuditRecord, AuditService};
 pub use concurrency::{ConcurrencyLimitLayer, ConcurrencyLimitService};
 #[cfg(feature = "http")]

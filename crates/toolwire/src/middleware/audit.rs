@@ -8,13 +8,13 @@
 //! Placed outermost, the layer sees the refusals of every layer inside it
 //! and of the pipeline (rate limits, unknown tools, scope checks).
 
+use super::around::{Answer, Around, Wrapped};
 use super::{BoxError, McpRequest, McpResponse, OutcomeKind};
-use futures_util::future::BoxFuture;
 use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// Where audit records go: by default a `tracing` event at `INFO` with the
 /// target `toolwire::audit`.
@@ -125,7 +125,7 @@ impl<S> Layer<S> for AuditLayer {
     type Service = AuditService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        AuditService {
+        Wrapped {
             inner,
             layer: self.clone(),
         }
@@ -133,17 +133,7 @@ impl<S> Layer<S> for AuditLayer {
 }
 
 /// The service of [`AuditLayer`].
-#[derive(Clone)]
-pub struct AuditService<S> {
-    inner: S,
-    layer: AuditLayer,
-}
-
-impl<S> std::fmt::Debug for AuditService<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("AuditService")
-    }
-}
+pub type AuditService<S> = Wrapped<S, AuditLayer>;
 
 /// The record of a request in flight: written when the outcome is known,
 /// or as `cancelled` when the request is dropped first.
@@ -174,21 +164,12 @@ impl Drop for Pending {
     }
 }
 
-impl<S> Service<McpRequest> for AuditService<S>
-where
-    S: Service<McpRequest, Response = McpResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = McpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
+impl Around for AuditLayer {
+    fn around<N, F>(&self, req: McpRequest, next: N) -> Answer
+    where
+        N: FnOnce(McpRequest) -> F,
+        F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
+    {
         let record = AuditRecord {
             id: req.id().to_string(),
             method: req.method().as_str().to_owned(),
@@ -199,20 +180,16 @@ where
             is_error: false,
             code: None,
             duration: Duration::ZERO,
-            arguments: self
-                .layer
-                .arguments
-                .then(|| req.arguments().cloned())
-                .flatten(),
+            arguments: self.arguments.then(|| req.arguments().cloned()).flatten(),
         };
         let pending = Pending {
             record: Some(record),
             started: Instant::now(),
-            sink: Arc::clone(&self.layer.sink),
+            sink: Arc::clone(&self.sink),
         };
-        let call = self.inner.call(req);
+        let call = next(req);
         Box::pin(async move {
-            let answer = call.await.map_err(Into::into)?;
+            let answer = call.await?;
             pending.finish(&answer);
             Ok(answer)
         })

@@ -3,13 +3,13 @@
 //! `Retry-After`) rather than queued: a queue would only hold the caller's
 //! connection and grow.
 
+use super::around::{Answer, Around, Wrapped};
 use super::{BoxError, McpRequest, McpResponse, PerTool};
-use futures_util::future::BoxFuture;
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use tokio::sync::Semaphore;
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// Tools with a default limit get their counter on first use; at most this
 /// many are kept (the registered tools, which a server bounds itself).
@@ -68,35 +68,22 @@ impl<S> Layer<S> for ConcurrencyLimitLayer {
     type Service = ConcurrencyLimitService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ConcurrencyLimitService {
+        Wrapped {
             inner,
-            shared: Arc::clone(&self.shared),
+            layer: self.clone(),
         }
     }
 }
 
 /// The service of [`ConcurrencyLimitLayer`].
-#[derive(Debug, Clone)]
-pub struct ConcurrencyLimitService<S> {
-    inner: S,
-    shared: Arc<Shared>,
-}
+pub type ConcurrencyLimitService<S> = Wrapped<S, ConcurrencyLimitLayer>;
 
-impl<S> Service<McpRequest> for ConcurrencyLimitService<S>
-where
-    S: Service<McpRequest, Response = McpResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = McpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
+impl Around for ConcurrencyLimitLayer {
+    fn around<N, F>(&self, req: McpRequest, next: N) -> Answer
+    where
+        N: FnOnce(McpRequest) -> F,
+        F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
+    {
         let counter = req
             .tool()
             .and_then(|name| self.shared.counter(&req, name).map(|c| (name, c)));
@@ -112,9 +99,9 @@ where
                 }
             },
         };
-        let call = self.inner.call(req);
+        let call = next(req);
         Box::pin(async move {
-            let answer = call.await.map_err(Into::into);
+            let answer = call.await;
             drop(permit);
             answer
         })

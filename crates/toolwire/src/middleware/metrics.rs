@@ -11,14 +11,14 @@
 //! has that tool (`_unknown` otherwise, since names come from clients),
 //! and past [`MAX_SERIES`] label sets new ones are counted under `_other`.
 
+use super::around::{Answer, Around, Wrapped};
 use super::{BoxError, McpRequest, McpResponse, OutcomeKind};
-use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Instant;
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// The histogram's bucket bounds, in seconds: the ones the semantic
 /// conventions recommend for `mcp.server.operation.duration`.
@@ -223,35 +223,22 @@ impl<S> Layer<S> for MetricsLayer {
     type Service = MetricsService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        MetricsService {
+        Wrapped {
             inner,
-            metrics: self.metrics.clone(),
+            layer: self.clone(),
         }
     }
 }
 
 /// The service of [`MetricsLayer`].
-#[derive(Debug, Clone)]
-pub struct MetricsService<S> {
-    inner: S,
-    metrics: Metrics,
-}
+pub type MetricsService<S> = Wrapped<S, MetricsLayer>;
 
-impl<S> Service<McpRequest> for MetricsService<S>
-where
-    S: Service<McpRequest, Response = McpResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = McpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
+impl Around for MetricsLayer {
+    fn around<N, F>(&self, req: McpRequest, next: N) -> Answer
+    where
+        N: FnOnce(McpRequest) -> F,
+        F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
+    {
         let method: Box<str> = req.method().as_str().into();
         // Client-chosen names become labels only when the server has them.
         let tool: Option<Box<str>> = req.tool().map(|name| match req.server.has_tool(name) {
@@ -260,9 +247,9 @@ where
         });
         let metrics = self.metrics.clone();
         let started = Instant::now();
-        let call = self.inner.call(req);
+        let call = next(req);
         Box::pin(async move {
-            let answer = call.await.map_err(Into::into)?;
+            let answer = call.await?;
             let seconds = started.elapsed().as_secs_f64();
             let error: Option<Box<str>> = match answer.kind() {
                 OutcomeKind::ToolError => Some("tool_error".into()),

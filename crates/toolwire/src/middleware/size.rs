@@ -3,14 +3,14 @@
 //! model can ask for less), any other method a `-32603` error with
 //! `data.size` and `data.limit`.
 
+use super::around::{Answer, Around, Wrapped};
 use super::{BoxError, McpRequest, McpResponse, PerTool};
-use futures_util::future::BoxFuture;
 use serde_json::json;
+use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use toolwire_proto::ErrorObject;
 use toolwire_proto::types::Method;
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// Caps the encoded size of results: `max_bytes` for every method, with
 /// per-tool overrides for `tools/call`.
@@ -53,35 +53,22 @@ impl<S> Layer<S> for ResponseSizeLayer {
     type Service = ResponseSizeService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ResponseSizeService {
+        Wrapped {
             inner,
-            limits: Arc::clone(&self.limits),
+            layer: self.clone(),
         }
     }
 }
 
 /// The service of [`ResponseSizeLayer`].
-#[derive(Debug, Clone)]
-pub struct ResponseSizeService<S> {
-    inner: S,
-    limits: Arc<Limits>,
-}
+pub type ResponseSizeService<S> = Wrapped<S, ResponseSizeLayer>;
 
-impl<S> Service<McpRequest> for ResponseSizeService<S>
-where
-    S: Service<McpRequest, Response = McpResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = McpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
+impl Around for ResponseSizeLayer {
+    fn around<N, F>(&self, req: McpRequest, next: N) -> Answer
+    where
+        N: FnOnce(McpRequest) -> F,
+        F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
+    {
         let limit = req
             .tool()
             .and_then(|t| self.limits.tools.get(t))
@@ -89,9 +76,9 @@ where
             .unwrap_or(self.limits.all);
         let responder = req.responder();
         let name = req.name().map(str::to_owned);
-        let call = self.inner.call(req);
+        let call = next(req);
         Box::pin(async move {
-            let answer = call.await.map_err(Into::into)?;
+            let answer = call.await?;
             let Some(size) = answer.encoded_len().filter(|&size| size > limit) else {
                 return Ok(answer);
             };

@@ -3,12 +3,12 @@
 //! future is dropped) and answered with an `isError` result that says so,
 //! which the model can act on.
 
+use super::around::{Answer, Around, Wrapped};
 use super::{BoxError, McpRequest, McpResponse, PerTool};
-use futures_util::future::BoxFuture;
+use std::future::Future;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// Limits how long each tool's calls may run. Other methods pass through.
 ///
@@ -40,38 +40,25 @@ impl<S> Layer<S> for ToolTimeoutLayer {
     type Service = ToolTimeoutService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ToolTimeoutService {
+        Wrapped {
             inner,
-            limits: Arc::clone(&self.limits),
+            layer: self.clone(),
         }
     }
 }
 
 /// The service of [`ToolTimeoutLayer`].
-#[derive(Debug, Clone)]
-pub struct ToolTimeoutService<S> {
-    inner: S,
-    limits: Arc<PerTool<Duration>>,
-}
+pub type ToolTimeoutService<S> = Wrapped<S, ToolTimeoutLayer>;
 
-impl<S> Service<McpRequest> for ToolTimeoutService<S>
-where
-    S: Service<McpRequest, Response = McpResponse>,
-    S::Error: Into<BoxError>,
-    S::Future: Send + 'static,
-{
-    type Response = McpResponse;
-    type Error = BoxError;
-    type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, mut req: McpRequest) -> Self::Future {
+impl Around for ToolTimeoutLayer {
+    fn around<N, F>(&self, mut req: McpRequest, next: N) -> Answer
+    where
+        N: FnOnce(McpRequest) -> F,
+        F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
+    {
         let Some(&limit) = req.tool().and_then(|t| self.limits.get(t)) else {
-            let call = self.inner.call(req);
-            return Box::pin(async move { call.await.map_err(Into::into) });
+            let call = next(req);
+            return Box::pin(call);
         };
         let name = req.tool().unwrap_or_default().to_owned();
         let responder = req.responder();
@@ -79,10 +66,10 @@ where
         // and not the request: the transport still sends the answer.
         let cancel = req.cancel.child_token();
         req.cancel = cancel.clone();
-        let call = self.inner.call(req);
+        let call = next(req);
         Box::pin(async move {
             match tokio::time::timeout(limit, call).await {
-                Ok(answer) => answer.map_err(Into::into),
+                Ok(answer) => answer,
                 Err(_) => {
                     cancel.cancel();
                     Ok(responder.tool_error(format!(

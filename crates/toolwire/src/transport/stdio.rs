@@ -432,40 +432,24 @@ fn start(
         return;
     }
     let token = CancellationToken::new();
-    let pipeline: Pipeline = match server.dispatch(p, token.clone(), Some(out.clone())) {
-        Dispatch::Ready(outcome) => {
-            let answer = outcome.into_reply(&id, shape);
-            match answer {
-                Ok(reply) => {
-                    drop(map);
-                    let _ = out.send(reply.into_body());
-                }
-                Err(subscription) => {
-                    map.insert(id.clone(), token.clone());
-                    drop(map);
-                    tasks.spawn(listen(
-                        subscription,
-                        id,
-                        token,
-                        out.clone(),
-                        Arc::clone(in_flight),
-                    ));
-                }
-            }
-            return;
-        }
+    let dispatched = match server.dispatch(p, token.clone(), Some(out.clone())) {
+        Dispatch::Ready(outcome) => Ok(outcome.into_reply(&id, shape)),
         Dispatch::Running(run) => {
             let id = id.clone();
-            Box::pin(async move { run.await.into_reply(&id, shape) })
+            let pipeline: Pipeline = Box::pin(async move { run.await.into_reply(&id, shape) });
+            Err(pipeline)
         }
     };
     drop(map);
-    let pipeline = match poll_once(pipeline, &id) {
+    let answered = match dispatched {
+        Ok(answer) => Ok(answer),
+        Err(pipeline) => poll_once(pipeline, &id),
+    };
+    let pipeline = match answered {
         Ok(Ok(reply)) => {
             let _ = out.send(reply.into_body());
             return;
         }
-        // A stream opened through the layers.
         Ok(Err(subscription)) => {
             if track(in_flight, &id, &token) {
                 tasks.spawn(listen(

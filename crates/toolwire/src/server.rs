@@ -26,7 +26,7 @@ pub use config::ServerConfig;
 pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 #[cfg(test)]
 pub(crate) use dispatch::Step;
-pub(crate) use dispatch::{Dispatch, Job};
+pub(crate) use dispatch::{Dispatch, Job, JobKind};
 pub(crate) use listen::{Subscription, SubscriptionFrame};
 #[cfg(feature = "http")]
 pub(crate) use outcome::{Era, Retry};
@@ -171,7 +171,7 @@ impl Server {
             config.rate_limit_keys,
         );
         let (ttl_ms, private) = (config.ttl_ms(), config.cache_scope() == CacheScope::Private);
-        Self {
+        let server = Self {
             inner: Arc::new(ServerInner {
                 rate_limits,
                 config,
@@ -193,6 +193,11 @@ impl Server {
                 layered: AtomicBool::new(false),
                 layers: std::sync::RwLock::new(None),
             }),
+        };
+        // Innermost, so that every layer added later sees its refusals.
+        match server.inner.rate_limits {
+            Some(_) => server.with_layer(crate::middleware::RateLimitLayer),
+            None => server,
         }
     }
 

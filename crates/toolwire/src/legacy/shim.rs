@@ -132,7 +132,7 @@ pub(crate) async fn rounds(
         // Each round counts, as a modern client's retry would: the first
         // was counted when the request was stepped.
         if round > 1
-            && let Err(limited) = server.check_rate_limit(&prepared, kind)
+            && let Err(limited) = server.check_rate_limit(&prepared)
         {
             return limited;
         }

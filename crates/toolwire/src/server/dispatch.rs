@@ -80,6 +80,17 @@ impl Job {
 }
 
 impl JobKind {
+    /// The handler `method` runs, if it is an invocation.
+    pub(crate) fn of(method: &Method) -> Option<Self> {
+        match method {
+            Method::CallTool => Some(Self::CallTool),
+            Method::GetPrompt => Some(Self::GetPrompt),
+            Method::ReadResource => Some(Self::ReadResource),
+            Method::Complete => Some(Self::Complete),
+            _ => None,
+        }
+    }
+
     /// Whether the handler may answer `input_required` (multi round-trip
     /// requests); the legacy shim drives those rounds.
     pub(crate) fn may_require_input(self) -> bool {
@@ -208,9 +219,6 @@ impl Server {
                 )));
             }
         };
-        if let Err(limited) = self.check_rate_limit(&p, kind) {
-            return Step::Done(limited);
-        }
         Step::Run(Job { p, kind })
     }
 
@@ -219,12 +227,12 @@ impl Server {
     /// included; a server without limits pays one branch.
     ///
     /// Spec: server/tools.mdx#security-considerations
-    pub(crate) fn check_rate_limit(&self, p: &Prepared, kind: JobKind) -> Result<(), Outcome> {
+    pub(crate) fn check_rate_limit(&self, p: &Prepared) -> Result<(), Outcome> {
         let Some(limits) = &self.inner.rate_limits else {
             return Ok(());
         };
-        let tool = match kind {
-            JobKind::CallTool => p.params.name.as_deref(),
+        let tool = match p.method {
+            Method::CallTool => p.params.name.as_deref(),
             _ => None,
         };
         limits.check(&p.caller(), tool).map_err(|limited| {

@@ -418,7 +418,7 @@ fn start(
 ) {
     let id = p.id.clone();
     let shape = p.era.shape();
-    let Ok(mut map) = in_flight.lock() else {
+    let Ok(map) = in_flight.lock() else {
         return;
     };
     // Cancellation and subscriptions are addressed by id, so two requests in

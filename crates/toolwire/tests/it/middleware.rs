@@ -347,3 +347,35 @@ async fn a_selected_layer_sees_only_its_methods_and_a_stream_passes_through() {
     );
     io.close().await;
 }
+
+#[tokio::test]
+async fn the_rate_limit_is_a_layer_whose_refusals_the_audit_sees() {
+    let limit: toolwire::RateLimit = "1/h".parse().expect("a limit");
+    let server = Server::new(ServerConfig::new("limited", "0.0.0").with_rate_limit(limit));
+    let echo = Tool::builder("echo")
+        .input::<Text>()
+        .handler(|t: Text, _| async move { t.text });
+    server.add_tool(echo.expect("tool")).expect("registered");
+    let (audit, records) = audit();
+    let mut io = Duplex::serve(server.with_layer(audit));
+    io.send(call(1, "echo", json!({"text": "first"}))).await;
+    assert_eq!(io.recv().await["result"]["content"][0]["text"], "first");
+    io.send(call(2, "echo", json!({"text": "second"}))).await;
+    let r = io.recv().await;
+    assert_eq!(r["error"]["code"], -31429, "{r}");
+    // Lists are not invocations: never counted.
+    io.send(json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":meta()}}))
+        .await;
+    assert!(io.recv().await["result"]["tools"].is_array());
+    let seen = taken(&records);
+    let codes: Vec<(&str, Option<i32>)> = seen.iter().map(|r| (r.outcome, r.code)).collect();
+    assert_eq!(
+        codes,
+        [
+            ("complete", None),
+            ("error", Some(-31429)),
+            ("complete", None)
+        ]
+    );
+    io.close().await;
+}

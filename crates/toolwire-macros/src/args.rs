@@ -3,7 +3,7 @@
 
 use proc_macro2::Span;
 use syn::meta::ParseNestedMeta;
-use syn::{LitBool, LitStr, Path};
+use syn::{LitBool, LitInt, LitStr, Path};
 
 /// What `#[tool(...)]` said.
 #[derive(Default)]
@@ -17,12 +17,17 @@ pub(crate) struct ToolArgs {
     pub(crate) idempotent: Option<bool>,
     pub(crate) open_world: Option<bool>,
     pub(crate) requires: Vec<LitStr>,
+    pub(crate) scopes: Vec<LitStr>,
+    pub(crate) timeout_ms: Option<LitInt>,
+    pub(crate) max_concurrency: Option<LitInt>,
+    pub(crate) max_result_bytes: Option<LitInt>,
     pub(crate) krate: Option<Path>,
     seen: Vec<String>,
 }
 
 const ACCEPTED: &str = "name, title, description, structured, read_only, destructive, \
-                        idempotent, open_world, requires, crate";
+                        idempotent, open_world, requires, scope, timeout_ms, \
+                        max_concurrency, max_result_bytes, crate";
 
 impl ToolArgs {
     /// Parses one `key`, `key = value` or `key = bool` item.
@@ -32,8 +37,8 @@ impl ToolArgs {
                 "unknown `#[tool]` argument; expected one of: {ACCEPTED}"
             )));
         };
-        // `requires` may repeat (one capability each); everything else once.
-        if key != "requires" && self.seen.contains(&key) {
+        // `requires` and `scope` may repeat (one each); everything else once.
+        if key != "requires" && key != "scope" && self.seen.contains(&key) {
             return Err(meta.error(format!("`{key}` is given twice")));
         }
         self.seen.push(key.clone());
@@ -47,14 +52,17 @@ impl ToolArgs {
             "idempotent" => self.idempotent = Some(flag(meta)?),
             "open_world" => self.open_world = Some(flag(meta)?),
             "requires" => self.requires.push(meta.value()?.parse()?),
+            "timeout_ms" => self.timeout_ms = Some(positive(meta)?),
+            "max_concurrency" => self.max_concurrency = Some(positive(meta)?),
+            "max_result_bytes" => self.max_result_bytes = Some(positive(meta)?),
             "crate" => {
                 let lit: LitStr = meta.value()?.parse()?;
                 self.krate = Some(lit.parse()?);
             }
-            "scopes" | "scope" => {
-                return Err(meta.error(
-                    "toolwire has no per-tool scopes yet; check authorisation in the handler",
-                ));
+            "scope" => self.scopes.push(meta.value()?.parse()?),
+            "scopes" => {
+                return Err(meta
+                    .error("`scopes` is written `scope = \"...\"`, once per scope (repeatable)"));
             }
             _ => {
                 return Err(meta.error(format!(
@@ -80,6 +88,18 @@ impl ToolArgs {
             || self.destructive.is_some()
             || self.idempotent.is_some()
             || self.open_world.is_some()
+    }
+}
+
+/// `key = N` with a whole number of at least 1.
+fn positive(meta: &ParseNestedMeta<'_>) -> syn::Result<LitInt> {
+    let lit: LitInt = meta.value()?.parse()?;
+    match lit.base10_parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(lit),
+        _ => Err(syn::Error::new(
+            lit.span(),
+            "expected a whole number of at least 1",
+        )),
     }
 }
 

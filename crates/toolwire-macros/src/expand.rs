@@ -125,6 +125,22 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         .requires
         .iter()
         .map(|c| quote! { .require_capability(#c) });
+    let scopes = (!args.scopes.is_empty()).then(|| {
+        let scopes = &args.scopes;
+        quote! { .scopes([#(#scopes),*]) }
+    });
+    let timeout = args
+        .timeout_ms
+        .as_ref()
+        .map(|ms| quote! { .timeout(::core::time::Duration::from_millis(#ms)) });
+    let concurrency = args
+        .max_concurrency
+        .as_ref()
+        .map(|n| quote! { .max_concurrency(#n) });
+    let result_bytes = args
+        .max_result_bytes
+        .as_ref()
+        .map(|n| quote! { .max_result_bytes(#n) });
 
     let mutable_cx = call
         .iter()
@@ -169,6 +185,10 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
                 #description
                 #annotations
                 #(#requires)*
+                #scopes
+                #timeout
+                #concurrency
+                #result_bytes
                 .input::<#input>()
                 #output
                 .handler(|__input: #input, __cx: #krate::RequestContext| async move {

@@ -71,9 +71,12 @@ use syn::{ItemFn, Path, Token, parse_macro_input};
 /// Other arguments: `title = "..."`; the behaviour hints `read_only`,
 /// `destructive`, `idempotent` and `open_world` (each alone means `true`,
 /// or `= false`); `requires = "sampling"` (repeatable) for a client
-/// capability the tool cannot run without; `crate = "path"` when the
-/// toolwire crate is not reachable as `::toolwire`. There are no per-tool
-/// scopes yet.
+/// capability the tool cannot run without; the tool's own limits
+/// `timeout_ms = 5000`, `max_concurrency = 2` and `max_result_bytes =
+/// 65536` (`ToolBuilder::timeout`, `max_concurrency`, `max_result_bytes`);
+/// `scope = "files:read"` (repeatable) for an OAuth scope a caller needs
+/// (`ToolBuilder::scopes`); `crate = "path"` when the toolwire crate is
+/// not reachable as `::toolwire`.
 ///
 /// Not supported, each with a compile error: a function that is not
 /// `async`, a `self` parameter (the attribute goes on free functions),

@@ -396,3 +396,23 @@ pub(crate) fn outcome_of_error(e: &BoxError) -> Outcome {
     crate::log_limit::error_limited!(error = %e, "a middleware layer failed");
     Outcome::error(ErrorObject::internal("the request failed in the server"))
 }
+
+/// The text of a tool call cancelled at its time limit.
+pub(crate) fn timed_out_text(tool: &str, limit: std::time::Duration) -> String {
+    format!(
+        "the tool {tool:?} did not finish within {} ms and was cancelled",
+        limit.as_millis()
+    )
+}
+
+/// The message of a tool call refused at the tool's concurrency limit.
+pub(crate) fn at_limit_text(tool: &str, limit: usize) -> String {
+    format!("the tool {tool:?} is already running {limit} calls, its limit; retry later")
+}
+
+/// The text of a tool result refused for its size.
+pub(crate) fn too_large_text(tool: &str, size: usize, limit: usize) -> String {
+    format!(
+        "the result of the tool {tool:?} is {size} bytes, over this server's limit of {limit} bytes; ask for less"
+    )
+}

@@ -214,6 +214,39 @@ pub(crate) struct ToolInner {
     pub(crate) required_capabilities: Vec<String>,
     pub(crate) scopes: Vec<String>,
     pub(crate) handler: Handler,
+    /// What the tool declared of its own limits ([`ToolBuilder::timeout`],
+    /// [`ToolBuilder::max_concurrency`], [`ToolBuilder::max_result_bytes`]).
+    pub(crate) limits: Limits,
+}
+
+/// A tool's own limits, enforced by the server on every call of it (the
+/// same as the middleware's per-tool layers, declared with the tool).
+#[derive(Debug, Default)]
+pub(crate) struct Limits {
+    pub(crate) timeout: Option<std::time::Duration>,
+    /// The places, and how many there are.
+    pub(crate) concurrency: Option<(Arc<tokio::sync::Semaphore>, usize)>,
+    pub(crate) result_bytes: Option<usize>,
+}
+
+/// What a builder was told of the limits.
+#[derive(Debug, Default, Clone, Copy)]
+struct DeclaredLimits {
+    timeout: Option<std::time::Duration>,
+    concurrency: Option<usize>,
+    result_bytes: Option<usize>,
+}
+
+impl DeclaredLimits {
+    fn build(self) -> Limits {
+        Limits {
+            timeout: self.timeout,
+            concurrency: self
+                .concurrency
+                .map(|n| (Arc::new(tokio::sync::Semaphore::new(n)), n)),
+            result_bytes: self.result_bytes,
+        }
+    }
 }
 
 impl std::fmt::Debug for Tool {
@@ -238,6 +271,7 @@ impl Tool {
             required_capabilities: Vec::new(),
             scopes: Vec::new(),
             meta: None,
+            limits: DeclaredLimits::default(),
             _marker: PhantomData,
         }
     }
@@ -343,6 +377,7 @@ pub struct ToolBuilder<I = Value, O = Untyped> {
     required_capabilities: Vec<String>,
     scopes: Vec<String>,
     meta: Option<Map<String, Value>>,
+    limits: DeclaredLimits,
     _marker: PhantomData<fn() -> (I, O)>,
 }
 
@@ -368,6 +403,7 @@ impl<I, O> ToolBuilder<I, O> {
             required_capabilities: self.required_capabilities,
             scopes: self.scopes,
             meta: self.meta,
+            limits: self.limits,
             _marker: PhantomData,
         }
     }
@@ -437,6 +473,33 @@ impl<I, O> ToolBuilder<I, O> {
     /// run without; calls from clients that lack it get `-32021`.
     pub fn require_capability(mut self, capability: impl Into<String>) -> Self {
         self.required_capabilities.push(capability.into());
+        self
+    }
+
+    /// Cancels a call still running after `limit` (its handler's
+    /// cancellation token fires and its future is dropped) and answers it
+    /// with an `isError` result that says so. Kept between 1 ms and a year.
+    /// The same as a [`ToolTimeoutLayer`](crate::middleware::ToolTimeoutLayer)
+    /// entry, declared with the tool.
+    pub fn timeout(mut self, limit: std::time::Duration) -> Self {
+        const YEAR: std::time::Duration = std::time::Duration::from_secs(365 * 24 * 3600);
+        self.limits.timeout = Some(limit.clamp(std::time::Duration::from_millis(1), YEAR));
+        self
+    }
+
+    /// Runs at most `n` calls of this tool at once (at least 1); one more
+    /// is refused at once with a busy `-32603` (`503` with `Retry-After`
+    /// on HTTP) while other tools are served.
+    pub fn max_concurrency(mut self, n: usize) -> Self {
+        self.limits.concurrency = Some(n.max(1));
+        self
+    }
+
+    /// Refuses to send a result of this tool larger than `bytes` (its
+    /// encoded JSON-RPC response): the call gets an `isError` result that
+    /// gives both sizes, so the model can ask for less.
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.limits.result_bytes = Some(bytes);
         self
     }
 
@@ -513,6 +576,7 @@ impl<I, O> ToolBuilder<I, O> {
                 required_capabilities: self.required_capabilities,
                 scopes: self.scopes,
                 handler,
+                limits: self.limits.build(),
             }),
         })
     }

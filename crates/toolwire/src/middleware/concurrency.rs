@@ -92,9 +92,7 @@ impl Around for ConcurrencyLimitLayer {
             Some((name, (counter, limit))) => match counter.try_acquire_owned() {
                 Ok(permit) => Some(permit),
                 Err(_) => {
-                    let refusal = McpResponse::busy(format!(
-                        "the tool {name:?} is already running {limit} calls, its limit; retry later"
-                    ));
+                    let refusal = McpResponse::busy(super::at_limit_text(name, limit));
                     return Box::pin(async move { Ok(refusal) });
                 }
             },

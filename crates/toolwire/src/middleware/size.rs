@@ -83,9 +83,10 @@ impl Around for ResponseSizeLayer {
                 return Ok(answer);
             };
             Ok(match responder.method() {
-                Method::CallTool => responder.tool_error(format!(
-                    "the result of the tool {:?} is {size} bytes, over this server's limit of {limit} bytes; ask for less",
-                    name.unwrap_or_default()
+                Method::CallTool => responder.tool_error(super::too_large_text(
+                    name.as_deref().unwrap_or_default(),
+                    size,
+                    limit,
                 )),
                 method => McpResponse::error(
                     ErrorObject::internal(format!(

@@ -72,10 +72,7 @@ impl Around for ToolTimeoutLayer {
                 Ok(answer) => answer,
                 Err(_) => {
                     cancel.cancel();
-                    Ok(responder.tool_error(format!(
-                        "the tool {name:?} did not finish within {} ms and was cancelled",
-                        limit.as_millis()
-                    )))
+                    Ok(responder.tool_error(super::timed_out_text(&name, limit)))
                 }
             }
         })

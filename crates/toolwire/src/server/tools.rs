@@ -1,12 +1,14 @@
 //! `tools/list` and `tools/call`.
 
 use super::accept::{Prepared, RawParams};
-use super::outcome::{Outcome, Shape};
+use super::outcome::{Outcome, RpcError, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
+use crate::middleware;
 use crate::tool::{Forwarded, Tool};
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
@@ -90,10 +92,49 @@ impl Server {
             );
             return self.complete(shape, &id, CallToolResult::error_text(text));
         }
+        // The tool's own limits: a place under its concurrency limit
+        // (refused at once past it), its handler under its time limit.
+        let _place = match &tool.limits.concurrency {
+            None => None,
+            Some((places, n)) => match Arc::clone(places).try_acquire_owned() {
+                Ok(place) => Some(place),
+                Err(_) => {
+                    return Outcome::error(RpcError::Busy(ErrorObject::internal(
+                        middleware::at_limit_text(&name, *n),
+                    )));
+                }
+            },
+        };
+        let timed = tool
+            .limits
+            .timeout
+            .map(|limit| (limit, cancel.child_token()));
+        let cancel = match &timed {
+            Some((_, child)) => child.clone(),
+            None => cancel,
+        };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
             .with_principal(p.principal)
             .with_round(input);
-        let outcome = (tool.handler)(args, cx.clone()).await;
+        let outcome = match timed {
+            None => (tool.handler)(args, cx.clone()).await,
+            // Boxed: the timer would otherwise size every call's future.
+            Some((limit, child)) => {
+                let run = Box::pin(tokio::time::timeout(
+                    limit,
+                    (tool.handler)(args, cx.clone()),
+                ));
+                match run.await {
+                    Ok(outcome) => outcome,
+                    Err(_) => {
+                        child.cancel();
+                        cx.finish();
+                        let text = middleware::timed_out_text(&name, limit);
+                        return self.complete(shape, &id, CallToolResult::error_text(text));
+                    }
+                }
+            }
+        };
         cx.finish();
         let outcome = match outcome {
             Ok(Forwarded::Output(output)) => Ok(output),
@@ -102,13 +143,13 @@ impl Server {
             // read and re-encoded.
             Ok(Forwarded::Json(json)) => match shape {
                 Shape::Modern => {
-                    let outcome = self.respond(shape, &id, &json);
-                    return match outcome {
+                    let outcome = match self.respond(shape, &id, &json) {
                         Outcome::Complete(body) if forwarded_is_error(&json) => {
                             Outcome::Failed(body)
                         }
                         outcome => outcome,
                     };
+                    return self.capped(outcome, tool.limits.result_bytes, shape, &id, &name);
                 }
                 Shape::Legacy(_) => serde_json::from_str::<CallToolResult>(json.get())
                     .map(HandlerOutput::Complete)
@@ -155,13 +196,36 @@ impl Server {
                             .push(ContentBlock::text(structured.to_string()));
                     }
                 }
-                self.complete(shape, &id, result)
+                let outcome = self.complete(shape, &id, result);
+                self.capped(outcome, tool.limits.result_bytes, shape, &id, &name)
             }
             Err(HandlerError::Failed(text)) => {
                 self.complete(shape, &id, CallToolResult::error_text(text))
             }
             Err(e) => Outcome::error(e.into_error_object()),
         }
+    }
+
+    /// `outcome`, unless it is a result over the tool's own size limit:
+    /// then an `isError` result that gives both sizes.
+    fn capped(
+        &self,
+        outcome: Outcome,
+        limit: Option<usize>,
+        shape: Shape,
+        id: &RequestId,
+        name: &str,
+    ) -> Outcome {
+        let size = match (&outcome, limit) {
+            (Outcome::Complete(body) | Outcome::Failed(body), Some(limit))
+                if body.len() > limit =>
+            {
+                body.len()
+            }
+            _ => return outcome,
+        };
+        let text = middleware::too_large_text(name, size, limit.unwrap_or_default());
+        self.complete(shape, id, CallToolResult::error_text(text))
     }
 
     pub(crate) fn complete(

@@ -5,6 +5,8 @@ mod forwarding;
 #[cfg(feature = "http")]
 mod http;
 mod legacy;
+#[cfg(feature = "macros")]
+mod limits;
 #[cfg(all(feature = "macros", feature = "http"))]
 mod macros;
 mod middleware;

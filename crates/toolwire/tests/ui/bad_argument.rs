@@ -18,9 +18,15 @@ async fn unquoted() -> &'static str {
     "x"
 }
 
-/// Scopes do not exist yet.
+/// `scopes` is spelt `scope`, once per scope.
 #[toolwire::tool(scopes = "admin")]
 async fn scoped() -> &'static str {
+    "x"
+}
+
+/// A time limit of nothing.
+#[toolwire::tool(timeout_ms = 0)]
+async fn instant() -> &'static str {
     "x"
 }
 

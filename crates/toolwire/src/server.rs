@@ -16,6 +16,7 @@ mod outcome;
 mod paging;
 mod prompts;
 mod resources;
+mod rounds;
 #[cfg(test)]
 mod tests;
 mod tools;

@@ -61,6 +61,7 @@
 
 #[cfg(feature = "auth")]
 mod auth;
+mod bounds;
 mod bus;
 #[cfg(feature = "client")]
 mod client;

@@ -23,8 +23,6 @@ mod tools;
 
 pub(crate) use accept::{Accepted, Params, Prepared};
 pub use config::ServerConfig;
-#[cfg(any(feature = "http", feature = "client"))]
-pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 #[cfg(test)]
 pub(crate) use dispatch::Step;
 pub(crate) use dispatch::{Dispatch, Job};

@@ -77,6 +77,8 @@ pub mod middleware;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(any(feature = "client", feature = "auth"))]
+mod outbound;
 mod prompt;
 mod ratelimit;
 mod registry;

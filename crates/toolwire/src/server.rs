@@ -20,6 +20,8 @@ mod rounds;
 #[cfg(test)]
 mod tests;
 mod tools;
+#[cfg(feature = "otel")]
+mod traced;
 
 pub(crate) use accept::{Accepted, Params, Prepared};
 pub use config::ServerConfig;

@@ -8,6 +8,7 @@ mod legacy;
 #[cfg(all(feature = "macros", feature = "http"))]
 mod macros;
 mod middleware;
+mod module_graph;
 mod mrtr;
 #[cfg(feature = "macros")]
 mod ui;

@@ -7,12 +7,12 @@
 //! contract asserted here (a fast path that disagrees with its general path,
 //! two validators that disagree, a forged state that opens).
 
-use crate::Server;
-use crate::ServerConfig;
+use crate::legacy;
+use crate::mrtr::StateKeys;
 use crate::mrtr::seal::{self, Binding};
 use crate::schema::{CompiledSchema, EngineKind};
-use crate::server::{Accepted, Prepared, Reply};
-use crate::{StateKeys, UriTemplate, legacy};
+use crate::server::{Accepted, Prepared, Reply, Server, ServerConfig};
+use crate::uri_template::UriTemplate;
 use bytes::Bytes;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;

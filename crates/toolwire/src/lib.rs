@@ -61,6 +61,7 @@
 
 #[cfg(feature = "auth")]
 mod auth;
+mod bounds;
 mod bus;
 #[cfg(feature = "client")]
 mod client;
@@ -76,6 +77,8 @@ pub mod middleware;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
+#[cfg(any(feature = "client", feature = "auth"))]
+mod outbound;
 mod prompt;
 mod ratelimit;
 mod registry;

@@ -14,8 +14,9 @@
 //! [`RequestContext`](crate::RequestContext).
 //!
 //! Only `tools/call`, `prompts/get` and `resources/read` may answer
-//! `input_required`; the server glue in `mrtr/round.rs` refuses, at compile
-//! time, to be used for any other method.
+//! `input_required`; the server glue in `server/rounds.rs` refuses, at
+//! compile time, to be used for any other method. This module knows no
+//! server: it sits below it.
 
 mod answer;
 mod gate;
@@ -23,8 +24,8 @@ mod round;
 pub(crate) mod seal;
 
 pub use answer::ElicitAnswer;
-pub(crate) use gate::supports;
-pub(crate) use round::RoundInput;
+pub(crate) use gate::{admit, supports};
+pub(crate) use round::{RoundInput, split_answers};
 pub use seal::{STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys};
 
 use schemars::JsonSchema;

@@ -11,7 +11,6 @@
 //! ([`opentelemetry::global::set_tracer_provider`]); with none installed they
 //! are no-ops.
 
-use crate::server::{Outcome, Prepared};
 #[cfg(feature = "client")]
 use opentelemetry::propagation::Injector;
 use opentelemetry::propagation::{Extractor, TextMapCompositePropagator, TextMapPropagator};
@@ -23,6 +22,7 @@ use serde_json::{Map, Value};
 use std::future::Future;
 use std::sync::LazyLock;
 use std::time::SystemTime;
+use toolwire_proto::ErrorObject;
 use toolwire_proto::meta::{BAGGAGE_KEY, TRACEPARENT_KEY, TRACESTATE_KEY};
 use toolwire_proto::types::{Method, RequestMeta};
 
@@ -95,7 +95,9 @@ pub(crate) fn inject(meta: &mut Map<String, Value>) {
 }
 
 /// What a request's span is made of, read from the request before it is
-/// served (serving consumes it).
+/// served (serving consumes it). The server's side, reading it from a
+/// prepared request and ending it with the outcome, is `server/traced.rs`,
+/// so that this module knows no server.
 pub(crate) struct RequestSpan {
     start: SystemTime,
     name: String,
@@ -104,38 +106,47 @@ pub(crate) struct RequestSpan {
 }
 
 impl RequestSpan {
-    /// The span of `p`: named `{method} {tool or prompt}`, parented on the
-    /// caller's context from `_meta`.
-    pub(crate) fn of(p: &Prepared) -> Self {
-        let method = p.method.as_str();
+    /// The span of a request to `method`: named `{method} {tool or prompt}`
+    /// (`name` is the request's `params.name`), parented on the caller's
+    /// context from `meta`. The server reads these from its prepared
+    /// request (`server/traced.rs`).
+    pub(crate) fn new(
+        method: &Method,
+        id: String,
+        protocol_version: &str,
+        name: Option<&str>,
+        uri: Option<&str>,
+        meta: &RequestMeta,
+    ) -> Self {
+        let method_name = method.as_str();
         let mut attributes = vec![
-            KeyValue::new("mcp.method.name", method.to_owned()),
-            KeyValue::new("jsonrpc.request.id", p.id.to_string()),
-            KeyValue::new("mcp.protocol.version", p.protocol_version().to_owned()),
+            KeyValue::new("mcp.method.name", method_name.to_owned()),
+            KeyValue::new("jsonrpc.request.id", id),
+            KeyValue::new("mcp.protocol.version", protocol_version.to_owned()),
         ];
-        let target = match p.method {
-            Method::CallTool => p.params.name.as_deref().inspect(|name| {
+        let target = match method {
+            Method::CallTool => name.inspect(|name| {
                 attributes.push(KeyValue::new("gen_ai.tool.name", (*name).to_owned()));
                 attributes.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
             }),
-            Method::GetPrompt => p.params.name.as_deref().inspect(|name| {
+            Method::GetPrompt => name.inspect(|name| {
                 attributes.push(KeyValue::new("gen_ai.prompt.name", (*name).to_owned()));
             }),
             _ => None,
         };
         // A URI is not a low-cardinality name: an attribute, not in the name.
-        if let Some(uri) = &p.params.uri {
-            attributes.push(KeyValue::new("mcp.resource.uri", uri.clone()));
+        if let Some(uri) = uri {
+            attributes.push(KeyValue::new("mcp.resource.uri", uri.to_owned()));
         }
         let name = match target {
-            Some(target) => format!("{method} {target}"),
-            None => method.to_owned(),
+            Some(target) => format!("{method_name} {target}"),
+            None => method_name.to_owned(),
         };
         Self {
             start: SystemTime::now(),
             name,
             attributes,
-            parent: extract(&p.meta),
+            parent: extract(meta),
         }
     }
 
@@ -152,25 +163,30 @@ impl RequestSpan {
     }
 
     /// Runs `serve` with the span current (so a handler's own spans are its
-    /// children), then ends the span with the outcome's status.
-    pub(crate) async fn around(self, serve: impl Future<Output = Outcome>) -> Outcome {
+    /// children), then ends the span, an error status if `error` finds a
+    /// JSON-RPC error in what `serve` gave.
+    pub(crate) async fn run<T>(
+        self,
+        serve: impl Future<Output = T>,
+        error: impl FnOnce(&T) -> Option<&ErrorObject>,
+    ) -> T {
         let cx = self.start();
-        let outcome = serve.with_context(cx.clone()).await;
-        end(&cx, &outcome);
-        outcome
+        let served = serve.with_context(cx.clone()).await;
+        end(&cx, error(&served));
+        served
     }
 
-    /// Records a request answered at once (no handler ran).
-    pub(crate) fn done(self, outcome: &Outcome) {
-        end(&self.start(), outcome);
+    /// Records a request answered at once (no handler ran) with `error`,
+    /// if it failed.
+    pub(crate) fn record(self, error: Option<&ErrorObject>) {
+        end(&self.start(), error);
     }
 }
 
 /// Ends the span of `cx`, an error status for a JSON-RPC error.
-fn end(cx: &Context, outcome: &Outcome) {
+fn end(cx: &Context, error: Option<&ErrorObject>) {
     let span = cx.span();
-    if let Outcome::Error(e) = outcome {
-        let e = e.modern();
+    if let Some(e) = error {
         let code = e.code.0.to_string();
         span.set_attribute(KeyValue::new("rpc.response.status_code", code.clone()));
         span.set_attribute(KeyValue::new("error.type", code));

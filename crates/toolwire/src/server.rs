@@ -16,14 +16,15 @@ mod outcome;
 mod paging;
 mod prompts;
 mod resources;
+mod rounds;
 #[cfg(test)]
 mod tests;
 mod tools;
+#[cfg(feature = "otel")]
+mod traced;
 
 pub(crate) use accept::{Accepted, Params, Prepared};
 pub use config::ServerConfig;
-#[cfg(any(feature = "http", feature = "client"))]
-pub(crate) use config::{MAX_DURATION, timeout_within_bounds};
 #[cfg(test)]
 pub(crate) use dispatch::Step;
 pub(crate) use dispatch::{Dispatch, Job, JobKind};

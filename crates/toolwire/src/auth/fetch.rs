@@ -1,19 +1,17 @@
 //! The resource server's few outbound requests (authorization server
-//! metadata, the key set, introspection), on the client's HTTP stack:
-//! hyper with rustls. Each is bounded in time and in response size, and
+//! metadata, the key set, introspection), on the outbound HTTP stack the
+//! client uses too (`outbound.rs`): hyper with rustls. Each is bounded in time and in response size, and
 //! carries no caller's token: tokens are never forwarded.
 //!
 //! Spec: basic/authorization/security-considerations.mdx#communication-security
 //! — authorization server endpoints are served over HTTPS; plain `http://`
 //! is accepted for loopback hosts only (a local test authorization server).
 
-use crate::client::transport::tls;
+use crate::outbound::{self, HttpClient};
 use bytes::Bytes;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderValue, Method, Request, Uri};
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 
@@ -22,11 +20,9 @@ const MAX_RESPONSE_BYTES: usize = 256 * 1024;
 /// How long one outbound request may take, connection included.
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-type Hyper = HyperClient<tls::Connector, Full<Bytes>>;
-
 /// An HTTP client for the authorization server's endpoints.
 pub(crate) struct Fetcher {
-    client: Hyper,
+    client: HttpClient,
 }
 
 /// Checks that `url` is an absolute `https://` URL, or `http://` on a
@@ -57,9 +53,8 @@ fn is_loopback(host: &str) -> bool {
 impl Fetcher {
     /// A client; `https` loads the platform's root certificates.
     pub(crate) fn new(https: bool) -> Result<Self, String> {
-        let connector = tls::connector(https, &[]).map_err(|e| e.to_string())?;
         Ok(Self {
-            client: HyperClient::builder(TokioExecutor::new()).build(connector),
+            client: outbound::client(https, &[]).map_err(|e| e.to_string())?,
         })
     }
 

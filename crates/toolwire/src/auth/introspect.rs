@@ -11,7 +11,7 @@
 
 use super::fetch::{Fetcher, form_encode, parse_endpoint};
 use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture, epoch_secs};
-use crate::RateLimit;
+use crate::ratelimit::RateLimit;
 use crate::ratelimit::{Caller, RateLimits};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

@@ -8,7 +8,7 @@ use super::input::{InputHandler, InputHandlers};
 use super::transport::Transport;
 use super::transport::http::HttpTransport;
 use super::transport::stdio::StdioTransport;
-use crate::server::timeout_within_bounds;
+use crate::bounds::timeout_within_bounds;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};

@@ -126,7 +126,7 @@ fn ttl(result: &Value) -> Duration {
 /// an entry is kept as long as the server's own cap on time limits.
 fn expiry(now: Instant, ttl: Duration) -> Instant {
     now.checked_add(ttl)
-        .or_else(|| now.checked_add(crate::server::MAX_DURATION))
+        .or_else(|| now.checked_add(crate::bounds::MAX_DURATION))
         .unwrap_or(now)
 }
 

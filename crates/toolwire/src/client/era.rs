@@ -10,7 +10,7 @@ use super::Client;
 use super::engine::Wire;
 use super::error::ClientError;
 use super::options::RequestOptions;
-use crate::LEGACY_PROTOCOL_VERSIONS;
+use crate::legacy::LEGACY_PROTOCOL_VERSIONS;
 use bytes::Bytes;
 use serde_json::{Map, Value, json};
 use std::fmt;

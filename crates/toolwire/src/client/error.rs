@@ -6,6 +6,7 @@ use toolwire_proto::ErrorObject;
 use toolwire_proto::types::InputRequiredResult;
 
 use super::input::InputError;
+use crate::outbound::TlsSetupError;
 
 /// Why a client call failed.
 ///
@@ -154,6 +155,12 @@ fn body_preview(body: &str) -> String {
         String::new()
     } else {
         format!(": {body}")
+    }
+}
+
+impl From<TlsSetupError> for ClientError {
+    fn from(e: TlsSetupError) -> Self {
+        Self::Tls(e.0)
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`RequestOptions`]: per-request progress and log callbacks, extra `_meta`,
 //! and a timeout; and [`ToolCall`], a `tools/call` with its options.
 
-use crate::server::timeout_within_bounds;
+use crate::bounds::timeout_within_bounds;
 use serde_json::{Map, Value};
 use std::fmt;
 use std::sync::Arc;

@@ -12,7 +12,6 @@ pub(crate) mod http;
 pub(crate) mod router;
 pub(crate) mod sse;
 pub(crate) mod stdio;
-pub(crate) mod tls;
 
 use super::error::ClientError;
 use bytes::Bytes;

@@ -1,14 +1,47 @@
 //! The capability gate: which client capability each input request needs,
-//! and the `-32021` error that lists the missing ones.
+//! which of a handler's requests may be sent, and the `-32021` error that
+//! lists the missing ones.
 //!
 //! Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow — a
 //! server MUST NOT send an input request the client has not declared support
 //! for. Spec: client/elicitation.mdx#capabilities — modes are declared apart
 //! (`form`, `url`); an empty `elicitation` object means form only.
 
+use super::Pending;
 use serde_json::{Map, Value};
-use toolwire_proto::types::{ClientCapabilities, ElicitRequestParams, InputRequest};
+use std::collections::BTreeMap;
+use toolwire_proto::types::{ClientCapabilities, ElicitRequestParams, InputRequest, InputRequests};
 use toolwire_proto::{ErrorCode, ErrorObject};
+
+/// The input requests of `pending` the client declared it can answer.
+/// `-32021` if a required one needs a capability the client lacks, or if
+/// every one had to be dropped.
+pub(crate) fn admit(
+    caps: &ClientCapabilities,
+    pending: BTreeMap<String, Pending>,
+) -> Result<InputRequests, ErrorObject> {
+    let mut requests = InputRequests::new();
+    let mut missing = Map::new();
+    let mut dropped = Map::new();
+    for (key, pending) in pending {
+        // Spec: basic/patterns/mrtr.mdx#server-requirements-basic-workflow
+        // — never send an input request the client has not declared.
+        if supports(caps, &pending.request) {
+            requests.insert(key, pending.request);
+        } else if pending.optional {
+            add_needed(&mut dropped, &pending.request);
+        } else {
+            add_needed(&mut missing, &pending.request);
+        }
+    }
+    if !missing.is_empty() {
+        return Err(missing_error(missing));
+    }
+    if requests.is_empty() && !dropped.is_empty() {
+        return Err(missing_error(dropped));
+    }
+    Ok(requests)
+}
 
 /// Whether the client declared what `request` needs.
 pub(crate) fn supports(caps: &ClientCapabilities, request: &InputRequest) -> bool {

@@ -1,10 +1,10 @@
-//! [`ServerConfig`]: the settings of a [`Server`](crate::Server), and the
-//! bounds every time limit of the crate is kept within.
+//! [`ServerConfig`]: the settings of a [`Server`](crate::Server).
 //!
 //! The fields are private: each value passes through a setter that keeps it
 //! in the range the server can serve, so no configuration can make a
 //! request panic.
 
+use crate::bounds::timeout_within_bounds;
 use crate::bus::NotificationBus;
 use crate::handler::wire_millis;
 use crate::mrtr::StateKeys;
@@ -13,19 +13,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::types::CacheScope;
-
-/// The longest time limit kept: deadlines are computed as `now + limit`,
-/// and a year is "never" in practice while staying far from overflow.
-pub(crate) const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
-
-/// The shortest time limit kept: a limit of zero would expire before the
-/// work it bounds could start.
-pub(crate) const MIN_TIMEOUT: Duration = Duration::from_millis(1);
-
-/// A time limit within [`MIN_TIMEOUT`]..=[`MAX_DURATION`].
-pub(crate) fn timeout_within_bounds(d: Duration) -> Duration {
-    d.clamp(MIN_TIMEOUT, MAX_DURATION)
-}
 
 /// Server settings. Build with [`ServerConfig::new`] (or `Default`) and the
 /// `with_*` methods; read them back with the getters of the same names.
@@ -355,6 +342,7 @@ impl ServerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::{MAX_DURATION, MIN_TIMEOUT};
 
     #[test]
     fn setters_keep_every_value_in_the_range_that_serves() {

@@ -72,6 +72,7 @@ pub use serve::{serve_http, serve_http_on};
 #[cfg(feature = "tls")]
 pub use tls::{TlsConfig, TlsError};
 
+use crate::bounds::MAX_DURATION;
 use crate::server::Server;
 use http_body::Body;
 use origin::OriginPolicy;
@@ -85,9 +86,6 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// The longest timeout or interval used: a year is "never" in practice.
-const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// The Streamable HTTP endpoint as a service. Cheap to clone; clones share
 /// the server, the configuration and the concurrency limit.

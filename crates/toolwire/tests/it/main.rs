@@ -10,6 +10,7 @@ mod limits;
 #[cfg(all(feature = "macros", feature = "http"))]
 mod macros;
 mod middleware;
+mod module_graph;
 mod mrtr;
 #[cfg(feature = "macros")]
 mod ui;

@@ -1,22 +1,20 @@
 //! The HTTP exchanges of the OAuth flow (metadata, registration, token
-//! requests) over the client transport's own hyper + rustls stack. No
-//! redirect is followed: a metadata or token endpoint that redirects is
-//! refused (RFC 8414 and OAuth 2.1 give no reason to follow one, and
+//! requests) over the outbound hyper + rustls stack the client transport
+//! uses (`outbound.rs`). No redirect is followed: a metadata or token
+//! endpoint that redirects is refused (RFC 8414 and OAuth 2.1 give no reason to follow one, and
 //! following would send client credentials elsewhere).
 
 use super::error::AuthError;
-use crate::client::transport::tls;
+use crate::outbound::{self, HttpClient};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use serde::de::DeserializeOwned;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-type Hyper = HyperClient<tls::Connector, Full<Bytes>>;
+type Hyper = HttpClient;
 
 /// Largest metadata, registration or token response read.
 const MAX_BODY: usize = 1024 * 1024;
@@ -42,13 +40,9 @@ impl AuthHttp {
     /// The client for the scheme; root certificates load on first https use.
     fn client(&self, https: bool) -> Result<&Hyper, AuthError> {
         let slot = if https { &self.tls } else { &self.plain };
-        slot.get_or_init(|| {
-            tls::connector(https, &self.extra_cas)
-                .map(|c| HyperClient::builder(TokioExecutor::new()).build(c))
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| AuthError::Http(e.clone()))
+        slot.get_or_init(|| outbound::client(https, &self.extra_cas).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| AuthError::Http(e.clone()))
     }
 
     /// Sends one request and reads the whole (bounded) response.

@@ -29,14 +29,13 @@ use super::{
     Decoded, Exchange, InboundSink, Incoming, Outgoing, Transport, TransportKind, decode_any,
 };
 use crate::client::error::ClientError;
+use crate::outbound::{self, HttpClient};
 use bytes::{Bytes, BytesMut};
 use futures_util::future::BoxFuture;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming as Body;
-use hyper_util::client::legacy::Client as HyperClient;
-use hyper_util::rt::TokioExecutor;
 use legacy_sse::SseSession;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -58,7 +57,7 @@ const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// How much of an unexpected HTTP error body is kept for the error message.
 const ERROR_BODY_PREVIEW: usize = 512;
 
-type Hyper = HyperClient<super::tls::Connector, Full<Bytes>>;
+type Hyper = HttpClient;
 
 pub(crate) struct HttpTransport {
     client: Hyper,
@@ -112,8 +111,7 @@ impl HttpTransport {
                 Ok((name, value))
             })
             .collect::<Result<_, ClientError>>()?;
-        let connector = super::tls::connector(uri.scheme_str() == Some("https"), extra_cas)?;
-        let client = HyperClient::builder(TokioExecutor::new()).build(connector);
+        let client = outbound::client(uri.scheme_str() == Some("https"), extra_cas)?;
         Ok(Self {
             client,
             uri,
@@ -143,7 +141,7 @@ impl HttpTransport {
     /// connection error's chain.
     fn failed(&self, e: &hyper_util::client::legacy::Error) -> ClientError {
         let host = self.uri.host().unwrap_or_default();
-        match super::tls::explain(e, host) {
+        match outbound::tls::explain(e, host) {
             Some(why) => ClientError::Tls(why),
             None => ClientError::Transport(format!("{}: {}", self.uri, connect_error(e))),
         }

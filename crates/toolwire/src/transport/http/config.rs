@@ -1,6 +1,6 @@
 //! [`HttpConfig`]: the settings of the Streamable HTTP transport.
 
-use crate::server::{MAX_DURATION, timeout_within_bounds};
+use crate::bounds::{MAX_DURATION, timeout_within_bounds};
 use std::time::Duration;
 
 /// The hosts a local server answers to by default, on any port.

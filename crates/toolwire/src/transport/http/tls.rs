@@ -8,7 +8,7 @@
 use super::HttpService;
 use super::config::HttpConfig;
 use super::h2::{Activity, Tracked};
-use crate::server::timeout_within_bounds;
+use crate::bounds::timeout_within_bounds;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::pem::PemObject;

@@ -1,17 +1,19 @@
-//! TLS for the HTTP client transport: rustls (the `ring` provider) with the
-//! platform's root certificates (or, with the `webpki-roots` feature, the
-//! Mozilla roots compiled in), plus any CA the caller adds; HTTP/2 when the
-//! server offers it over ALPN; and refusals explained in plain words.
+//! TLS for outbound HTTP: rustls (the `ring` provider) with the platform's
+//! root certificates (or, with the `webpki-roots` feature, the Mozilla roots
+//! compiled in), plus any CA the caller adds; HTTP/2 when the server offers
+//! it over ALPN; and refusals explained in plain words.
 //!
 //! No cryptography is written here: rustls verifies the chain, the name
 //! and the validity period.
 
-use crate::client::error::ClientError;
+use super::TlsSetupError;
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::connect::HttpConnector;
+#[cfg(feature = "client")]
+use rustls::CertificateError;
+use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::{CertificateError, RootCertStore};
 use std::sync::Arc;
 
 /// The connector: `http://` as is, `https://` over rustls.
@@ -20,7 +22,7 @@ pub(crate) type Connector = HttpsConnector<HttpConnector>;
 /// Builds the connector. Root certificates are loaded only when `https`:
 /// a plain-HTTP client needs none. `extra_cas` are PEM documents, each
 /// holding one or more CA certificates.
-pub(crate) fn connector(https: bool, extra_cas: &[Vec<u8>]) -> Result<Connector, ClientError> {
+pub(crate) fn connector(https: bool, extra_cas: &[Vec<u8>]) -> Result<Connector, TlsSetupError> {
     let mut http = HttpConnector::new();
     http.set_nodelay(true);
     // The scheme decides, not the connector: https URLs need TLS.
@@ -33,14 +35,14 @@ pub(crate) fn connector(https: bool, extra_cas: &[Vec<u8>]) -> Result<Connector,
         add_pem(&mut roots, pem)?;
     }
     if https && roots.is_empty() {
-        return Err(ClientError::Tls(
+        return Err(TlsSetupError(
             "no trusted root certificates: the platform store is empty; add a CA with --cacert or the builder's with_ca_pem".into(),
         ));
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| ClientError::Tls(format!("cannot configure TLS: {e}")))?
+        .map_err(|e| TlsSetupError(format!("cannot configure TLS: {e}")))?
         .with_root_certificates(roots)
         .with_no_client_auth();
     // ALPN offers h2 and http/1.1; the server's choice decides.
@@ -67,17 +69,17 @@ fn add_default_roots(roots: &mut RootCertStore) {
     tracing::debug!("{added} platform root certificates ({ignored} unusable)");
 }
 
-fn add_pem(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), ClientError> {
+fn add_pem(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), TlsSetupError> {
     let mut count = 0;
     for cert in CertificateDer::pem_slice_iter(pem) {
-        let cert = cert.map_err(|e| ClientError::Tls(format!("unreadable CA certificate: {e}")))?;
+        let cert = cert.map_err(|e| TlsSetupError(format!("unreadable CA certificate: {e}")))?;
         roots
             .add(cert)
-            .map_err(|e| ClientError::Tls(format!("unusable CA certificate: {e}")))?;
+            .map_err(|e| TlsSetupError(format!("unusable CA certificate: {e}")))?;
         count += 1;
     }
     if count == 0 {
-        return Err(ClientError::Tls(
+        return Err(TlsSetupError(
             "the CA file holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),
         ));
     }
@@ -86,6 +88,7 @@ fn add_pem(roots: &mut RootCertStore, pem: &[u8]) -> Result<(), ClientError> {
 
 /// Why a TLS handshake failed, in words, if the error chain holds a
 /// rustls error.
+#[cfg(feature = "client")]
 pub(crate) fn explain(e: &(dyn std::error::Error + 'static), host: &str) -> Option<String> {
     let mut next = Some(e);
     while let Some(e) = next {
@@ -100,6 +103,7 @@ pub(crate) fn explain(e: &(dyn std::error::Error + 'static), host: &str) -> Opti
 /// `e` as a rustls error, looking through io::Errors that wrap one (an
 /// io::Error's `source` skips the error it wraps, and the connector wraps
 /// twice).
+#[cfg(feature = "client")]
 fn rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
     if let Some(r) = e.downcast_ref::<rustls::Error>() {
         return Some(r);
@@ -108,6 +112,7 @@ fn rustls_error<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a rust
     rustls_error(inner)
 }
 
+#[cfg(feature = "client")]
 fn describe(e: &rustls::Error, host: &str) -> String {
     let why = match e {
         rustls::Error::InvalidCertificate(c) => match c {

@@ -73,7 +73,6 @@ pub mod fuzzing;
 mod handler;
 mod legacy;
 mod log_limit;
-pub mod middleware;
 mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
@@ -123,6 +122,7 @@ pub use resource::{
     UriVariables,
 };
 pub use schema::SchemaError;
+pub use server::middleware;
 pub use server::{Server, ServerConfig};
 pub use signal::shutdown_signal;
 pub use tool::{Forwarded, Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};

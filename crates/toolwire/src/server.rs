@@ -12,6 +12,7 @@ mod completion;
 mod config;
 mod dispatch;
 mod listen;
+pub mod middleware;
 mod outcome;
 mod paging;
 mod prompts;
@@ -35,10 +36,10 @@ pub(crate) use outcome::{Outcome, Reply, Required, RpcError, Shape};
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};
-use crate::middleware::{BoxError, McpRequest, McpResponse, Stack};
 use crate::prompt::Prompt;
 use crate::registry::{Named, Registry};
 use crate::resource::{Resource, ResourceTemplate};
+use crate::server::middleware::{BoxError, McpRequest, McpResponse, Stack};
 use crate::tool::Tool;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -197,7 +198,7 @@ impl Server {
         };
         // Innermost, so that every layer added later sees its refusals.
         match server.inner.rate_limits {
-            Some(_) => server.with_layer(crate::middleware::RateLimitLayer),
+            Some(_) => server.with_layer(crate::server::middleware::RateLimitLayer),
             None => server,
         }
     }

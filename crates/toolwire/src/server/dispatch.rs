@@ -6,7 +6,7 @@ use super::outcome::{Era, Outcome, Reply, RpcError, Shape};
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
 use crate::legacy;
-use crate::middleware::McpRequest;
+use crate::server::middleware::McpRequest;
 use futures_util::future::Either;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;

@@ -5,7 +5,7 @@ use super::outcome::{Outcome, RpcError, Shape};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
-use crate::middleware;
+use crate::server::middleware;
 use crate::tool::{Forwarded, Tool};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;

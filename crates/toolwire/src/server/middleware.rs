@@ -5,7 +5,7 @@
 //! observe, refuse (with a protocol error or an `isError` result) or pass
 //! on. Layers are plain [`tower::Layer`]s, so tower's own (timeout,
 //! concurrency limit, load shedding) work unchanged; their errors become
-//! JSON-RPC errors here ([`outcome_of_error`]).
+//! JSON-RPC errors here.
 //!
 //! With no layer added, a request pays one atomic load for the seam and
 //! runs the pipeline directly. The built-in layers live in the submodules:

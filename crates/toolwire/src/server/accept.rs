@@ -7,8 +7,9 @@
 //! recognises a legacy `initialize` and requests of a legacy session.
 
 use super::Server;
-use super::outcome::{Era, Reply, Shape};
-use crate::legacy::{self, InitializeParams, Session};
+use super::era::{Era, LegacySession};
+use super::outcome::Reply;
+use super::shape::Shape;
 use crate::ratelimit::Caller;
 use bytes::Bytes;
 use serde::Deserialize;
@@ -21,7 +22,9 @@ use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
 use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, UniqueValue, from_str_unique};
 
+mod initialize;
 mod known;
+pub(crate) use initialize::InitializeParams;
 use known::KnownMembers;
 
 /// The parameter members the pipeline reads, parsed once per request.
@@ -240,7 +243,7 @@ pub(crate) enum Accepted {
     /// A request to serve, in its era.
     Request(Prepared),
     /// A legacy `initialize` (the legacy shape, no modern `_meta`): the
-    /// transport opens a session with [`legacy::open`].
+    /// transport opens a session with `legacy::open`.
     Initialize(RequestId, InitializeParams),
     /// Refused before the pipeline, answered in `Shape` (which the HTTP
     /// transport reads).
@@ -278,7 +281,7 @@ impl Server {
     /// Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions;
     /// basic/index.mdx#meta — a modern request's `protocolVersion` and
     /// `clientCapabilities` are required; a missing one is `-32602`.
-    pub(crate) fn accept(&self, req: Request, session: Option<&Arc<Session>>) -> Accepted {
+    pub(crate) fn accept(&self, req: Request, session: Option<Arc<dyn LegacySession>>) -> Accepted {
         let Request {
             id,
             method,
@@ -296,7 +299,7 @@ impl Server {
                     p
                 }
                 Err(e) => {
-                    let shape = match session {
+                    let shape = match &session {
                         Some(s) if !declares_modern(raw.get()) => Shape::Legacy(s.version()),
                         _ => Shape::Modern,
                     };
@@ -311,12 +314,12 @@ impl Server {
             .is_some_and(|m| m.protocol_version.is_some());
         if !modern {
             if method == Method::Initialize
-                && let Some(init) = legacy::parse_initialize(&params)
+                && let Some(init) = initialize::parse_initialize(&params)
             {
                 return Accepted::Initialize(id, init);
             }
             if let Some(session) = session {
-                let meta = legacy::request_meta(self, session, params.meta.take());
+                let meta = session.request_meta(self, params.meta.take());
                 return Accepted::Request(Prepared {
                     id,
                     method,
@@ -326,7 +329,7 @@ impl Server {
                     #[cfg(feature = "auth")]
                     grant: None,
                     peer: None,
-                    era: Era::Legacy(Arc::clone(session)),
+                    era: Era::Legacy(session),
                 });
             }
         }

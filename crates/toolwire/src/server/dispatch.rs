@@ -2,13 +2,15 @@
 //! version check, and the one `match` over the method.
 
 use super::accept::Prepared;
-use super::outcome::{Era, Outcome, Reply, RpcError, Shape};
+use super::era::Era;
+use super::outcome::{Outcome, Reply, RpcError};
+use super::shape::Shape;
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
-use crate::legacy;
 use crate::middleware::McpRequest;
 use futures_util::future::Either;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
@@ -192,7 +194,7 @@ impl Server {
                 | Method::SubscribeResource
                 | Method::UnsubscribeResource,
                 Some(session),
-            ) => return Step::Done(legacy::serve_session_method(self, session, &p)),
+            ) => return Step::Done(session.serve_method(&p)),
             (
                 Method::SubscriptionsListen
                 | Method::Initialize
@@ -242,9 +244,11 @@ impl Server {
         if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
-            let session = session.clone();
-            // Boxed: rare, and its state would otherwise size every run.
-            return Box::pin(legacy::rounds(&self, &session, job, cancel, outbound)).await;
+            // Boxed (by the session): rare, and its state would otherwise
+            // size every run.
+            return Arc::clone(session)
+                .rounds(self, job, cancel, outbound)
+                .await;
         }
         self.run_once(job, cancel, outbound).await
     }
@@ -309,7 +313,7 @@ impl Server {
     ) -> Outcome {
         match shape {
             Shape::Modern => Outcome::Complete(Reply::result(id, result).into_body()),
-            Shape::Legacy(version) => legacy::encode_result(version, id, result),
+            Shape::Legacy(_) => legacy_result(shape, id, result),
         }
     }
 
@@ -325,7 +329,7 @@ impl Server {
             Shape::Modern => Outcome::Complete(
                 Reply::result_with_meta(id, result, &self.inner.result_meta_member).into_body(),
             ),
-            Shape::Legacy(version) => legacy::encode_result(version, id, result),
+            Shape::Legacy(_) => legacy_result(shape, id, result),
         }
     }
 
@@ -388,6 +392,17 @@ impl Server {
             shape => self.respond(shape, &p.id, &self.discover_result()),
         }
     }
+}
+
+/// A complete result in a legacy `shape`: read into a value, the
+/// 2026-only members dropped, then encoded.
+fn legacy_result(
+    shape: Shape,
+    id: &RequestId,
+    result: &(impl serde::Serialize + ?Sized),
+) -> Outcome {
+    let value = serde_json::to_value(result).unwrap_or_else(|_| Value::Object(Map::new()));
+    Outcome::Complete(Reply::result(id, &shape.result(value)).into_body())
 }
 
 fn unsupported_version(inner: &ServerInner, requested: &str) -> ErrorObject {

@@ -22,7 +22,9 @@
 
 use crate::context::{Outbound, OutputGauge};
 use crate::legacy::{self, Session};
-use crate::server::{Accepted, Dispatch, Prepared, Reply, Server, Subscription, SubscriptionFrame};
+use crate::server::{
+    Accepted, Dispatch, LegacySession, Prepared, Reply, Server, Subscription, SubscriptionFrame,
+};
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use std::collections::HashMap;
@@ -349,7 +351,7 @@ fn on_line(
         }
         // The era is decided here, from the parsed `_meta`, once.
         // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
-        Ok(Message::Request(req)) => match server.accept(req, legacy_session.get()) {
+        Ok(Message::Request(req)) => match server.accept(req, open_session(legacy_session)) {
             Accepted::Request(p) => start(server, p, out, in_flight, tasks),
             Accepted::Initialize(id, init) => {
                 let reply = match legacy_session.get() {
@@ -398,6 +400,11 @@ fn on_line(
             None => tracing::debug!("ignoring unsolicited response on stdin"),
         },
     }
+}
+
+/// The process's legacy session, if one is open, as the pipeline takes it.
+fn open_session(legacy_session: &LegacySlot) -> Option<Arc<dyn LegacySession>> {
+    legacy_session.get().map(legacy::for_pipeline)
 }
 
 /// Starts serving a prepared request, of either era.

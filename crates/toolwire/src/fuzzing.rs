@@ -89,7 +89,7 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             })
         }
         Ok(Message::Notification(n)) => {
-            let _ = legacy::cancelled(&n);
+            let _ = server.notification(&n);
             None
         }
         Ok(_) => None,

@@ -36,9 +36,7 @@ pub(crate) use session::Session;
 use crate::server::{InitializeParams, LegacySession, Server};
 use bytes::Bytes;
 use std::sync::Arc;
-use toolwire_proto::meta::PROTOCOL_VERSION_KEY;
-use toolwire_proto::types::CancelledNotificationParams;
-use toolwire_proto::{Notification, RequestId, encode_result as encode};
+use toolwire_proto::{RequestId, encode_result as encode};
 
 /// Opens a legacy session for a legacy `initialize`: the negotiated
 /// version, the client's capabilities and info. Returns the session, for
@@ -61,16 +59,4 @@ pub(crate) fn open(
 /// serve the session's requests.
 pub(crate) fn for_pipeline(session: &Arc<Session>) -> Arc<dyn LegacySession> {
     Arc::clone(session) as Arc<dyn LegacySession>
-}
-
-/// A `notifications/cancelled`'s params: the request it names, and whether
-/// it is a modern one (its parsed `_meta` carries the version key).
-pub(crate) fn cancelled(n: &Notification) -> Option<(RequestId, bool)> {
-    let params: CancelledNotificationParams =
-        serde_json::from_str(n.params.as_ref()?.get()).ok()?;
-    let modern = params
-        .meta
-        .as_ref()
-        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_KEY));
-    Some((params.request_id, modern))
 }

@@ -13,6 +13,7 @@ mod config;
 mod dispatch;
 mod era;
 mod listen;
+mod notification;
 mod outcome;
 mod paging;
 mod prompts;
@@ -33,6 +34,7 @@ pub(crate) use dispatch::{Dispatch, Job};
 pub(crate) use era::Era;
 pub(crate) use era::LegacySession;
 pub(crate) use listen::{Subscription, SubscriptionFrame};
+pub(crate) use notification::NotificationEffect;
 #[cfg(feature = "http")]
 pub(crate) use outcome::Retry;
 pub(crate) use outcome::{Outcome, Reply, Required, RpcError};

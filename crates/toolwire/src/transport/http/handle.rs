@@ -12,7 +12,8 @@ use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit};
 use crate::legacy::{self, Session};
 use crate::server::{
-    Accepted, Dispatch, Era, Outcome, Prepared, Reply, Retry, Shape, Subscription,
+    Accepted, Dispatch, Era, NotificationEffect, Outcome, Prepared, Reply, Retry, Shape,
+    Subscription,
 };
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
@@ -28,7 +29,6 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::types::ClientNotification;
 use toolwire_proto::{
     ErrorCode, ErrorObject, Message, Notification, RequestId, Response as RpcResponse, encode_error,
 };
@@ -353,10 +353,14 @@ impl HttpService {
         let Some(session) = self.session(head) else {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
         };
-        if ClientNotification::parse(&n.method) == ClientNotification::Cancelled
-            && let Some((id, false)) = legacy::cancelled(n)
-        {
-            session.cancel(&id);
+        match self.server.notification(n) {
+            NotificationEffect::CancelLegacy(id) => session.cancel(&id),
+            // A modern request is cancelled by closing its connection; the
+            // GET stream, not `initialized`, carries a session's
+            // notifications.
+            NotificationEffect::CancelModern(_)
+            | NotificationEffect::Initialized
+            | NotificationEffect::Ignore => {}
         }
         accepted()
     }

@@ -125,33 +125,12 @@ async fn rounds(
     out: Option<Outbound>,
 ) -> Outcome {
     let Job { p, kind } = job;
-    let Prepared {
-        id,
-        method,
-        params,
-        meta,
-        principal,
-        #[cfg(feature = "auth")]
-        grant,
-        peer,
-        era,
-    } = p;
     let config = server.config();
     let mut round = 0u32;
-    let mut next = params.clone();
+    let mut next = p.params.clone();
     loop {
         round += 1;
-        let prepared = Prepared {
-            id: id.clone(),
-            method: method.clone(),
-            params: next,
-            meta: Arc::clone(&meta),
-            principal: principal.clone(),
-            #[cfg(feature = "auth")]
-            grant: grant.clone(),
-            peer,
-            era: era.clone(),
-        };
+        let prepared = p.with_params(next);
         // Each round counts, as a modern client's retry would: the first
         // was counted when the request was stepped.
         if round > 1
@@ -191,7 +170,7 @@ async fn rounds(
         };
         // The next round: the original params, plus the answers and the
         // sealed state, exactly as a modern client would retry.
-        next = params.clone();
+        next = p.params.clone();
         next.input_responses = Some(Box::new(Value::Object(answers)));
         next.request_state = result.request_state;
     }

@@ -213,12 +213,59 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// The one constructor: a request as the boundary read it, its era
+    /// decided, no caller recorded yet (the transport records it with
+    /// [`set_grant`](Self::set_grant) or [`set_principal`](Self::set_principal)
+    /// and its client's address in `peer`).
+    fn new(
+        id: RequestId,
+        method: Method,
+        params: Params,
+        meta: Arc<RequestMeta>,
+        era: Era,
+    ) -> Self {
+        Self {
+            id,
+            method,
+            params,
+            meta,
+            principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
+            peer: None,
+            era,
+        }
+    }
+
+    /// The same request with other `params`, the caller and era kept: the
+    /// next round of the legacy MRTR shim.
+    pub(crate) fn with_params(&self, params: Params) -> Self {
+        Self {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            params,
+            meta: Arc::clone(&self.meta),
+            principal: self.principal.clone(),
+            #[cfg(feature = "auth")]
+            grant: self.grant.clone(),
+            peer: self.peer,
+            era: self.era.clone(),
+        }
+    }
+
     /// Records the authenticated caller: its principal (issuer and
     /// subject) and its granted scopes.
     #[cfg(feature = "auth")]
     pub(crate) fn set_grant(&mut self, grant: &Arc<crate::auth::scope::Grant>) {
         self.principal = Some(Arc::clone(&grant.principal));
         self.grant = Some(Arc::clone(grant));
+    }
+
+    /// Records a caller known by principal alone, without a grant (the
+    /// test kit's `with_principal`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn set_principal(&mut self, principal: &Arc<str>) {
+        self.principal = Some(Arc::clone(principal));
     }
 
     /// Who the request counts against for rate limits: the principal,
@@ -320,17 +367,13 @@ impl Server {
             }
             if let Some(session) = session {
                 let meta = session.request_meta(self, params.meta.take());
-                return Accepted::Request(Prepared {
+                return Accepted::Request(Prepared::new(
                     id,
                     method,
                     params,
                     meta,
-                    principal: None,
-                    #[cfg(feature = "auth")]
-                    grant: None,
-                    peer: None,
-                    era: Era::Legacy(session),
-                });
+                    Era::Legacy(session),
+                ));
             }
         }
         let Some(meta) = params.meta.take() else {
@@ -357,17 +400,7 @@ impl Server {
                 };
             }
         }
-        Accepted::Request(Prepared {
-            id,
-            method,
-            params,
-            meta,
-            principal: None,
-            #[cfg(feature = "auth")]
-            grant: None,
-            peer: None,
-            era: Era::Modern,
-        })
+        Accepted::Request(Prepared::new(id, method, params, meta, Era::Modern))
     }
 
     /// [`accept`](Self::accept) with no session, for tests: a legacy
@@ -404,16 +437,6 @@ impl Server {
         };
         // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.
         params.raw = Some(RawParams::Message(message));
-        Ok(Prepared {
-            id,
-            method,
-            params,
-            meta,
-            principal: None,
-            #[cfg(feature = "auth")]
-            grant: None,
-            peer: None,
-            era: Era::Modern,
-        })
+        Ok(Prepared::new(id, method, params, meta, Era::Modern))
     }
 }

@@ -162,7 +162,7 @@ impl TestClient {
     /// transport's `403`.
     fn authenticate(&self, p: &mut Prepared) -> Result<(), TestError> {
         if let Some(principal) = &self.principal {
-            p.principal = Some(Arc::clone(principal));
+            p.set_principal(principal);
         }
         #[cfg(feature = "auth")]
         if let Some(grant) = &self.grant {

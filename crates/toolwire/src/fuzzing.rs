@@ -74,7 +74,8 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             // era decided from the parsed `_meta`, an `initialize` opening
             // a session).
             if let Ok(Message::Request(again)) = Message::from_slice_with_max_depth(data, depth)
-                && let Accepted::Initialize(id, init) = server.accept(again, Some(legacy_session()))
+                && let Accepted::Initialize(id, init) =
+                    server.accept(again, Some(legacy::for_pipeline(legacy_session())))
             {
                 let _ = legacy::open(server, &id, init);
             }
@@ -88,7 +89,7 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             })
         }
         Ok(Message::Notification(n)) => {
-            let _ = legacy::cancelled(&n);
+            let _ = server.notification(&n);
             None
         }
         Ok(_) => None,

@@ -15,7 +15,9 @@
 //! legacy schema afterwards (`convert.rs`). A handler written in the MRTR
 //! style works unchanged: each `input_required` round becomes real
 //! server-to-client requests, and the handler is called again with the
-//! answers (`shim.rs`).
+//! answers (`shim.rs`). The pipeline knows a session only as the
+//! `server::LegacySession` it implements (`shim.rs`): the server core does
+//! not import this module.
 
 mod convert;
 mod negotiate;
@@ -23,23 +25,18 @@ mod notifier;
 mod session;
 mod shim;
 
-pub(crate) use convert::encode_result;
 pub use negotiate::LEGACY_PROTOCOL_VERSIONS;
-pub(crate) use negotiate::{InitializeParams, parse_initialize};
 pub(crate) use notifier::Notifier;
 #[cfg(feature = "http")]
 pub(crate) use notifier::StreamQueue;
 #[cfg(feature = "http")]
 pub(crate) use session::MayRead;
 pub(crate) use session::Session;
-pub(crate) use shim::{request_meta, rounds, serve_session_method};
 
-use crate::server::Server;
+use crate::server::{InitializeParams, LegacySession, Server};
 use bytes::Bytes;
 use std::sync::Arc;
-use toolwire_proto::meta::PROTOCOL_VERSION_KEY;
-use toolwire_proto::types::CancelledNotificationParams;
-use toolwire_proto::{Notification, RequestId, encode_result as encode};
+use toolwire_proto::{RequestId, encode_result as encode};
 
 /// Opens a legacy session for a legacy `initialize`: the negotiated
 /// version, the client's capabilities and info. Returns the session, for
@@ -58,14 +55,8 @@ pub(crate) fn open(
     (session, Bytes::from(reply))
 }
 
-/// A `notifications/cancelled`'s params: the request it names, and whether
-/// it is a modern one (its parsed `_meta` carries the version key).
-pub(crate) fn cancelled(n: &Notification) -> Option<(RequestId, bool)> {
-    let params: CancelledNotificationParams =
-        serde_json::from_str(n.params.as_ref()?.get()).ok()?;
-    let modern = params
-        .meta
-        .as_ref()
-        .is_some_and(|m| m.contains_key(PROTOCOL_VERSION_KEY));
-    Some((params.request_id, modern))
+/// `session` as the pipeline sees it: what `Server::accept` takes, to
+/// serve the session's requests.
+pub(crate) fn for_pipeline(session: &Arc<Session>) -> Arc<dyn LegacySession> {
+    Arc::clone(session) as Arc<dyn LegacySession>
 }

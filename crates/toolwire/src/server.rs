@@ -11,28 +11,36 @@ mod authz;
 mod completion;
 mod config;
 mod dispatch;
+mod era;
 mod listen;
 pub mod middleware;
+mod notification;
 mod outcome;
 mod paging;
 mod prompts;
 mod resources;
 mod rounds;
+mod shape;
 #[cfg(test)]
 mod tests;
 mod tools;
 #[cfg(feature = "otel")]
 mod traced;
 
-pub(crate) use accept::{Accepted, Params, Prepared};
+pub(crate) use accept::{Accepted, InitializeParams, Prepared};
 pub use config::ServerConfig;
 #[cfg(test)]
 pub(crate) use dispatch::Step;
 pub(crate) use dispatch::{Dispatch, Job, JobKind};
-pub(crate) use listen::{Subscription, SubscriptionFrame};
 #[cfg(feature = "http")]
-pub(crate) use outcome::{Era, Retry};
-pub(crate) use outcome::{Outcome, Reply, Required, RpcError, Shape};
+pub(crate) use era::Era;
+pub(crate) use era::LegacySession;
+pub(crate) use listen::{Subscription, SubscriptionFrame};
+pub(crate) use notification::NotificationEffect;
+#[cfg(feature = "http")]
+pub(crate) use outcome::Retry;
+pub(crate) use outcome::{Outcome, Reply, Required, RpcError};
+pub(crate) use shape::Shape;
 
 use crate::bus::{BusEvent, InMemoryBus, ListChanged, NotificationBus};
 use crate::handler::{EntryKind, RegistrationError};

@@ -1,15 +1,12 @@
-//! The legacy handshake: version negotiation, the `initialize` parameters and
-//! the `initialize` result.
+//! The legacy handshake: version negotiation and the `initialize` result
+//! (the boundary reads the `initialize` parameters, `server/accept.rs`).
 //!
 //! Spec (2025-11-25): basic/lifecycle.mdx#version-negotiation — a server that
 //! supports the requested version answers with it, otherwise with the latest
 //! version it supports.
 
-use crate::server::Params;
 use crate::server::Server;
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
-use toolwire_proto::types::{ClientCapabilities, Implementation};
+use serde_json::{Value, json};
 
 /// The initialize-based revisions served beside 2026-07-28, newest first.
 pub const LEGACY_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
@@ -21,34 +18,6 @@ pub(crate) fn negotiate(requested: &str) -> &'static str {
         .find(|v| **v == requested)
         .copied()
         .unwrap_or(LEGACY_PROTOCOL_VERSIONS[0])
-}
-
-/// What a legacy `initialize` carries.
-#[derive(Debug, Clone)]
-pub(crate) struct InitializeParams {
-    pub(crate) requested: String,
-    pub(crate) capabilities: ClientCapabilities,
-    pub(crate) client_info: Option<Implementation>,
-}
-
-/// Reads the legacy `initialize` params; `None` unless `protocolVersion` is a
-/// string and `capabilities` an object. Unknown capability members are
-/// tolerated.
-pub(crate) fn parse_initialize(params: &Params) -> Option<InitializeParams> {
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Raw {
-        protocol_version: String,
-        capabilities: Map<String, Value>,
-        #[serde(default)]
-        client_info: Option<Value>,
-    }
-    let raw: Raw = params.raw.as_ref()?.parse().ok()?;
-    Some(InitializeParams {
-        requested: raw.protocol_version,
-        capabilities: serde_json::from_value(Value::Object(raw.capabilities)).unwrap_or_default(),
-        client_info: raw.client_info.and_then(|v| serde_json::from_value(v).ok()),
-    })
 }
 
 /// The `initialize` result at `version`: the server's capabilities in the

@@ -20,7 +20,8 @@
 use super::Session;
 use super::convert;
 use crate::context::Outbound;
-use crate::server::{Job, Outcome, Prepared, Reply, Required, Server};
+use crate::handler::BoxFuture;
+use crate::server::{Job, LegacySession, Outcome, Prepared, Reply, Required, Server};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
@@ -28,8 +29,33 @@ use tokio_util::sync::CancellationToken;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::types::{InputRequests, LoggingLevel, Method, RequestMeta};
 
+/// How a legacy session serves the pipeline's requests.
+impl LegacySession for Session {
+    fn version(&self) -> &'static str {
+        Session::version(self)
+    }
+
+    fn request_meta(&self, server: &Server, own: Option<Arc<RequestMeta>>) -> Arc<RequestMeta> {
+        request_meta(server, self, own)
+    }
+
+    fn serve_method(&self, p: &Prepared) -> Outcome {
+        serve_session_method(self, p)
+    }
+
+    fn rounds(
+        self: Arc<Self>,
+        server: Server,
+        job: Job,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> BoxFuture<Outcome> {
+        Box::pin(async move { rounds(&server, &self, job, cancel, outbound).await })
+    }
+}
+
 /// Serves a method only the legacy revisions have, in `session`.
-pub(crate) fn serve_session_method(server: &Server, session: &Session, p: &Prepared) -> Outcome {
+fn serve_session_method(session: &Session, p: &Prepared) -> Outcome {
     let empty = || Outcome::Complete(Reply::result(&p.id, &json!({})).into_body());
     match p.method {
         Method::Ping => empty(),
@@ -69,16 +95,13 @@ pub(crate) fn serve_session_method(server: &Server, session: &Session, p: &Prepa
         Method::Initialize => Outcome::error(ErrorObject::invalid_request(
             "the session is already initialized",
         )),
-        _ => {
-            let _ = server;
-            Outcome::error(ErrorObject::method_not_found(p.method.as_str()))
-        }
+        _ => Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
     }
 }
 
 /// The modern `_meta` for a request of `session`: the request's own legacy
 /// `_meta` (its `progressToken`), plus what the session negotiated.
-pub(crate) fn request_meta(
+fn request_meta(
     server: &Server,
     session: &Session,
     legacy: Option<Arc<RequestMeta>>,
@@ -94,7 +117,7 @@ pub(crate) fn request_meta(
 /// Runs a multi-round job for a legacy session: each `input_required`
 /// round's requests go to the client, and the handler runs again with the
 /// answers, as a modern client would retry.
-pub(crate) async fn rounds(
+async fn rounds(
     server: &Server,
     session: &Arc<Session>,
     job: Job,
@@ -102,33 +125,12 @@ pub(crate) async fn rounds(
     out: Option<Outbound>,
 ) -> Outcome {
     let Job { p, kind } = job;
-    let Prepared {
-        id,
-        method,
-        params,
-        meta,
-        principal,
-        #[cfg(feature = "auth")]
-        grant,
-        peer,
-        era,
-    } = p;
     let config = server.config();
     let mut round = 0u32;
-    let mut next = params.clone();
+    let mut next = p.params.clone();
     loop {
         round += 1;
-        let prepared = Prepared {
-            id: id.clone(),
-            method: method.clone(),
-            params: next,
-            meta: Arc::clone(&meta),
-            principal: principal.clone(),
-            #[cfg(feature = "auth")]
-            grant: grant.clone(),
-            peer,
-            era: era.clone(),
-        };
+        let prepared = p.with_params(next);
         // Each round counts, as a modern client's retry would: the first
         // was counted when the request was stepped.
         if round > 1
@@ -168,7 +170,7 @@ pub(crate) async fn rounds(
         };
         // The next round: the original params, plus the answers and the
         // sealed state, exactly as a modern client would retry.
-        next = params.clone();
+        next = p.params.clone();
         next.input_responses = Some(Box::new(Value::Object(answers)));
         next.request_state = result.request_state;
     }

@@ -7,8 +7,9 @@
 //! recognises a legacy `initialize` and requests of a legacy session.
 
 use super::Server;
-use super::outcome::{Era, Reply, Shape};
-use crate::legacy::{self, InitializeParams, Session};
+use super::era::{Era, LegacySession};
+use super::outcome::Reply;
+use super::shape::Shape;
 use crate::ratelimit::Caller;
 use bytes::Bytes;
 use serde::Deserialize;
@@ -21,7 +22,9 @@ use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
 use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, UniqueValue, from_str_unique};
 
+mod initialize;
 mod known;
+pub(crate) use initialize::InitializeParams;
 use known::KnownMembers;
 
 /// The parameter members the pipeline reads, parsed once per request.
@@ -210,12 +213,59 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
+    /// The one constructor: a request as the boundary read it, its era
+    /// decided, no caller recorded yet (the transport records it with
+    /// [`set_grant`](Self::set_grant) or [`set_principal`](Self::set_principal)
+    /// and its client's address in `peer`).
+    fn new(
+        id: RequestId,
+        method: Method,
+        params: Params,
+        meta: Arc<RequestMeta>,
+        era: Era,
+    ) -> Self {
+        Self {
+            id,
+            method,
+            params,
+            meta,
+            principal: None,
+            #[cfg(feature = "auth")]
+            grant: None,
+            peer: None,
+            era,
+        }
+    }
+
+    /// The same request with other `params`, the caller and era kept: the
+    /// next round of the legacy MRTR shim.
+    pub(crate) fn with_params(&self, params: Params) -> Self {
+        Self {
+            id: self.id.clone(),
+            method: self.method.clone(),
+            params,
+            meta: Arc::clone(&self.meta),
+            principal: self.principal.clone(),
+            #[cfg(feature = "auth")]
+            grant: self.grant.clone(),
+            peer: self.peer,
+            era: self.era.clone(),
+        }
+    }
+
     /// Records the authenticated caller: its principal (issuer and
     /// subject) and its granted scopes.
     #[cfg(feature = "auth")]
     pub(crate) fn set_grant(&mut self, grant: &Arc<crate::auth::scope::Grant>) {
         self.principal = Some(Arc::clone(&grant.principal));
         self.grant = Some(Arc::clone(grant));
+    }
+
+    /// Records a caller known by principal alone, without a grant (the
+    /// test kit's `with_principal`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    pub(crate) fn set_principal(&mut self, principal: &Arc<str>) {
+        self.principal = Some(Arc::clone(principal));
     }
 
     /// Who the request counts against for rate limits: the principal,
@@ -240,7 +290,7 @@ pub(crate) enum Accepted {
     /// A request to serve, in its era.
     Request(Prepared),
     /// A legacy `initialize` (the legacy shape, no modern `_meta`): the
-    /// transport opens a session with [`legacy::open`].
+    /// transport opens a session with `legacy::open`.
     Initialize(RequestId, InitializeParams),
     /// Refused before the pipeline, answered in `Shape` (which the HTTP
     /// transport reads).
@@ -278,7 +328,7 @@ impl Server {
     /// Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions;
     /// basic/index.mdx#meta — a modern request's `protocolVersion` and
     /// `clientCapabilities` are required; a missing one is `-32602`.
-    pub(crate) fn accept(&self, req: Request, session: Option<&Arc<Session>>) -> Accepted {
+    pub(crate) fn accept(&self, req: Request, session: Option<Arc<dyn LegacySession>>) -> Accepted {
         let Request {
             id,
             method,
@@ -296,7 +346,7 @@ impl Server {
                     p
                 }
                 Err(e) => {
-                    let shape = match session {
+                    let shape = match &session {
                         Some(s) if !declares_modern(raw.get()) => Shape::Legacy(s.version()),
                         _ => Shape::Modern,
                     };
@@ -311,23 +361,19 @@ impl Server {
             .is_some_and(|m| m.protocol_version.is_some());
         if !modern {
             if method == Method::Initialize
-                && let Some(init) = legacy::parse_initialize(&params)
+                && let Some(init) = initialize::parse_initialize(&params)
             {
                 return Accepted::Initialize(id, init);
             }
             if let Some(session) = session {
-                let meta = legacy::request_meta(self, session, params.meta.take());
-                return Accepted::Request(Prepared {
+                let meta = session.request_meta(self, params.meta.take());
+                return Accepted::Request(Prepared::new(
                     id,
                     method,
                     params,
                     meta,
-                    principal: None,
-                    #[cfg(feature = "auth")]
-                    grant: None,
-                    peer: None,
-                    era: Era::Legacy(Arc::clone(session)),
-                });
+                    Era::Legacy(session),
+                ));
             }
         }
         let Some(meta) = params.meta.take() else {
@@ -354,17 +400,7 @@ impl Server {
                 };
             }
         }
-        Accepted::Request(Prepared {
-            id,
-            method,
-            params,
-            meta,
-            principal: None,
-            #[cfg(feature = "auth")]
-            grant: None,
-            peer: None,
-            era: Era::Modern,
-        })
+        Accepted::Request(Prepared::new(id, method, params, meta, Era::Modern))
     }
 
     /// [`accept`](Self::accept) with no session, for tests: a legacy
@@ -401,16 +437,6 @@ impl Server {
         };
         // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.
         params.raw = Some(RawParams::Message(message));
-        Ok(Prepared {
-            id,
-            method,
-            params,
-            meta,
-            principal: None,
-            #[cfg(feature = "auth")]
-            grant: None,
-            peer: None,
-            era: Era::Modern,
-        })
+        Ok(Prepared::new(id, method, params, meta, Era::Modern))
     }
 }

@@ -5,7 +5,8 @@
 
 use super::Server;
 use super::accept::Prepared;
-use super::outcome::{Outcome, Shape};
+use super::outcome::Outcome;
+use super::shape::Shape;
 use crate::completion::{Completer, CompletionRequest};
 use crate::context::{Outbound, RequestContext};
 use serde::de::DeserializeOwned;

@@ -2,13 +2,15 @@
 //! version check, and the one `match` over the method.
 
 use super::accept::Prepared;
-use super::outcome::{Era, Outcome, Reply, RpcError, Shape};
+use super::era::Era;
+use super::outcome::{Outcome, Reply, RpcError};
+use super::shape::Shape;
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
-use crate::legacy;
 use crate::server::middleware::McpRequest;
 use futures_util::future::Either;
 use serde_json::{Map, Value, json};
+use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
@@ -203,7 +205,7 @@ impl Server {
                 | Method::SubscribeResource
                 | Method::UnsubscribeResource,
                 Some(session),
-            ) => return Step::Done(legacy::serve_session_method(self, session, &p)),
+            ) => return Step::Done(session.serve_method(&p)),
             (
                 Method::SubscriptionsListen
                 | Method::Initialize
@@ -250,9 +252,11 @@ impl Server {
         if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
-            let session = session.clone();
-            // Boxed: rare, and its state would otherwise size every run.
-            return Box::pin(legacy::rounds(&self, &session, job, cancel, outbound)).await;
+            // Boxed (by the session): rare, and its state would otherwise
+            // size every run.
+            return Arc::clone(session)
+                .rounds(self, job, cancel, outbound)
+                .await;
         }
         self.run_once(job, cancel, outbound).await
     }
@@ -317,7 +321,7 @@ impl Server {
     ) -> Outcome {
         match shape {
             Shape::Modern => Outcome::Complete(Reply::result(id, result).into_body()),
-            Shape::Legacy(version) => legacy::encode_result(version, id, result),
+            Shape::Legacy(_) => legacy_result(shape, id, result),
         }
     }
 
@@ -333,7 +337,7 @@ impl Server {
             Shape::Modern => Outcome::Complete(
                 Reply::result_with_meta(id, result, &self.inner.result_meta_member).into_body(),
             ),
-            Shape::Legacy(version) => legacy::encode_result(version, id, result),
+            Shape::Legacy(_) => legacy_result(shape, id, result),
         }
     }
 
@@ -396,6 +400,17 @@ impl Server {
             shape => self.respond(shape, &p.id, &self.discover_result()),
         }
     }
+}
+
+/// A complete result in a legacy `shape`: read into a value, the
+/// 2026-only members dropped, then encoded.
+fn legacy_result(
+    shape: Shape,
+    id: &RequestId,
+    result: &(impl serde::Serialize + ?Sized),
+) -> Outcome {
+    let value = serde_json::to_value(result).unwrap_or_else(|_| Value::Object(Map::new()));
+    Outcome::Complete(Reply::result(id, &shape.result(value)).into_body())
 }
 
 fn unsupported_version(inner: &ServerInner, requested: &str) -> ErrorObject {

@@ -1,61 +1,15 @@
-//! What the pipeline hands back to a transport: the request's era, decided
-//! once at the transport's boundary ([`Era`]); the typed [`Outcome`] of a
+//! What the pipeline hands back to a transport: the typed [`Outcome`] of a
 //! request; the typed JSON-RPC error ([`RpcError`]) that knows its legacy
 //! form; and the encoded response ([`Reply`]) a transport writes.
 
-use crate::legacy::Session;
+use super::shape::Shape;
 use crate::server::Subscription;
 use bytes::Bytes;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::sync::Arc;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::InputRequiredResult;
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_error, encode_result};
-
-/// The protocol era a request is served in, decided once by the transport
-/// that read it.
-///
-/// Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
-/// — a request whose parsed `params._meta` carries
-/// `io.modelcontextprotocol/protocolVersion` is served statelessly; a request
-/// without it, in a legacy session, is served in that session.
-#[derive(Debug, Clone, Default)]
-pub(crate) enum Era {
-    /// 2026-07-28: stateless, judged on its own `_meta`.
-    #[default]
-    Modern,
-    /// An initialize-based revision, in this session.
-    Legacy(Arc<Session>),
-}
-
-impl Era {
-    /// How results are shaped for this era.
-    pub(crate) fn shape(&self) -> Shape {
-        match self {
-            Self::Modern => Shape::Modern,
-            Self::Legacy(session) => Shape::Legacy(session.version()),
-        }
-    }
-
-    /// The legacy session, if any.
-    pub(crate) fn session(&self) -> Option<&Arc<Session>> {
-        match self {
-            Self::Modern => None,
-            Self::Legacy(session) => Some(session),
-        }
-    }
-}
-
-/// The result shape of an era: the 2026-07-28 schema, or a legacy one at
-/// the negotiated version. Cheap to copy into the code that encodes results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Shape {
-    /// 2026-07-28.
-    Modern,
-    /// The negotiated initialize-based revision.
-    Legacy(&'static str),
-}
 
 /// A JSON-RPC error from the pipeline. Most errors read the same in every
 /// era; the variants below are the ones whose legacy form differs.

@@ -3,7 +3,8 @@
 
 use super::Server;
 use super::accept::Prepared;
-use super::outcome::{Outcome, Reply, Shape};
+use super::outcome::{Outcome, Reply};
+use super::shape::Shape;
 use crate::registry::Snapshot;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -1,7 +1,8 @@
 //! `tools/list` and `tools/call`.
 
 use super::accept::{Prepared, RawParams};
-use super::outcome::{Outcome, RpcError, Shape};
+use super::outcome::{Outcome, RpcError};
+use super::shape::Shape;
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};

@@ -132,7 +132,10 @@ impl TestClient {
             Ok(p) => return Ok(p),
             Err(bytes) => bytes,
         };
-        let session = self.session.as_ref().map(|l| &l.session);
+        let session = self
+            .session
+            .as_ref()
+            .map(|l| legacy::for_pipeline(&l.session));
         match Message::from_slice(&bytes) {
             Ok(Message::Request(req)) => match self.server.accept(req, session) {
                 Accepted::Request(p) => Ok(p),
@@ -140,7 +143,7 @@ impl TestClient {
                 // As on stdio: a second `initialize` of a session.
                 Accepted::Initialize(id, _) => Err(Reply::error(
                     Some(&id),
-                    &ErrorObject::invalid_request(match session {
+                    &ErrorObject::invalid_request(match &self.session {
                         Some(_) => "the session is already initialized",
                         None => "initialize opens a legacy session: use TestClient::legacy",
                     }),
@@ -159,7 +162,7 @@ impl TestClient {
     /// transport's `403`.
     fn authenticate(&self, p: &mut Prepared) -> Result<(), TestError> {
         if let Some(principal) = &self.principal {
-            p.principal = Some(Arc::clone(principal));
+            p.set_principal(principal);
         }
         #[cfg(feature = "auth")]
         if let Some(grant) = &self.grant {

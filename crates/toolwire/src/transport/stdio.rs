@@ -22,7 +22,10 @@
 
 use crate::context::{Outbound, OutputGauge};
 use crate::legacy::{self, Session};
-use crate::server::{Accepted, Dispatch, Prepared, Reply, Server, Subscription, SubscriptionFrame};
+use crate::server::{
+    Accepted, Dispatch, LegacySession, NotificationEffect, Prepared, Reply, Server, Subscription,
+    SubscriptionFrame,
+};
 use bytes::Bytes;
 use futures_util::FutureExt as _;
 use std::collections::HashMap;
@@ -40,8 +43,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
 use toolwire_proto::types::{
-    CancelledNotification, CancelledNotificationParams, ClientNotification, Meta,
-    NotificationMethod,
+    CancelledNotification, CancelledNotificationParams, Meta, NotificationMethod,
 };
 use toolwire_proto::{
     DecodeError, ErrorObject, MAX_DEPTH, Message, RequestId, encode_error, encode_notification,
@@ -349,7 +351,7 @@ fn on_line(
         }
         // The era is decided here, from the parsed `_meta`, once.
         // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
-        Ok(Message::Request(req)) => match server.accept(req, legacy_session.get()) {
+        Ok(Message::Request(req)) => match server.accept(req, open_session(legacy_session)) {
             Accepted::Request(p) => start(server, p, out, in_flight, tasks),
             Accepted::Initialize(id, init) => {
                 let reply = match legacy_session.get() {
@@ -369,10 +371,10 @@ fn on_line(
                 let _ = out.send(reply.into_body());
             }
         },
-        Ok(Message::Notification(n)) => match ClientNotification::parse(&n.method) {
+        Ok(Message::Notification(n)) => match server.notification(&n) {
             // Spec (2025-11-25): basic/lifecycle.mdx#initialization — list
             // changes flow once the client says it is ready.
-            ClientNotification::Initialized => {
+            NotificationEffect::Initialized => {
                 if let Some(session) = legacy_session.get()
                     && !session.has_notifier()
                 {
@@ -381,15 +383,14 @@ fn on_line(
                 }
             }
             // One in-flight table for both eras.
-            ClientNotification::Cancelled => {
-                if let Some((id, _)) = legacy::cancelled(&n)
-                    && let Ok(map) = in_flight.lock()
+            NotificationEffect::CancelModern(id) | NotificationEffect::CancelLegacy(id) => {
+                if let Ok(map) = in_flight.lock()
                     && let Some(token) = map.get(&id)
                 {
                     token.cancel();
                 }
             }
-            ClientNotification::Other => {}
+            NotificationEffect::Ignore => {}
         },
         Ok(Message::Response(response)) => match legacy_session.get() {
             // Answers to the MRTR shim's server-to-client requests.
@@ -398,6 +399,11 @@ fn on_line(
             None => tracing::debug!("ignoring unsolicited response on stdin"),
         },
     }
+}
+
+/// The process's legacy session, if one is open, as the pipeline takes it.
+fn open_session(legacy_session: &LegacySlot) -> Option<Arc<dyn LegacySession>> {
+    legacy_session.get().map(legacy::for_pipeline)
 }
 
 /// Starts serving a prepared request, of either era.

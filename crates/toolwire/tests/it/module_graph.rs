@@ -6,12 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Edges `(from, to)` left out of the check, each with the reason.
-const ALLOWED: &[(&str, &str)] = &[
-    // server/accept.rs, dispatch.rs and outcome.rs import legacy types while
-    // legacy imports the server. Being removed on another branch; this
-    // exception goes when that branch is merged.
-    ("server", "legacy"),
-];
+const ALLOWED: &[(&str, &str)] = &[];
 
 /// Top-level module -> the top-level modules it imports -> a file that does.
 type Graph = BTreeMap<String, BTreeMap<String, PathBuf>>;

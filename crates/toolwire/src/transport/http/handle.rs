@@ -12,7 +12,8 @@ use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit};
 use crate::legacy::{self, Session};
 use crate::server::{
-    Accepted, Dispatch, Era, Outcome, Prepared, Reply, Retry, Shape, Subscription,
+    Accepted, Dispatch, Era, NotificationEffect, Outcome, Prepared, Reply, Retry, Shape,
+    Subscription,
 };
 use bytes::{Bytes, BytesMut};
 use futures_util::FutureExt as _;
@@ -28,7 +29,6 @@ use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use toolwire_proto::types::ClientNotification;
 use toolwire_proto::{
     ErrorCode, ErrorObject, Message, Notification, RequestId, Response as RpcResponse, encode_error,
 };
@@ -282,16 +282,18 @@ impl HttpService {
             Message::Response(r) => return Err(Box::new(self.response(head, r))),
         };
         let session = self.session(head);
-        match self.server.accept(request, session.as_ref()) {
+        match self
+            .server
+            .accept(request, session.as_ref().map(legacy::for_pipeline))
+        {
             #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
             Accepted::Request(mut p) => {
                 #[cfg(feature = "auth")]
                 if head.grant.is_some() {
                     self.authorize(head, &mut p)?;
                 }
-                match &p.era {
-                    Era::Modern => self.check_headers(headers, p, permit).map(Route::Modern),
-                    Era::Legacy(session) => {
+                match (&p.era, session) {
+                    (Era::Legacy(_), Some(session)) => {
                         // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
                         if version_header(headers).is_some() && !legacy_version(headers) {
                             return Err(Box::new(plain(
@@ -302,8 +304,11 @@ impl HttpService {
                         // A second request: the session is in use, and lives
                         // on the idle timeout from now on.
                         session.confirm();
-                        Ok(Route::Legacy(Box::new((Arc::clone(session), p, permit))))
+                        Ok(Route::Legacy(Box::new((session, p, permit))))
                     }
+                    // Modern (a legacy request is always of the session
+                    // named here).
+                    _ => self.check_headers(headers, p, permit).map(Route::Modern),
                 }
             }
             Accepted::Initialize(id, init) => {
@@ -348,10 +353,14 @@ impl HttpService {
         let Some(session) = self.session(head) else {
             return plain(StatusCode::NOT_FOUND, "Not Found: Session not found");
         };
-        if ClientNotification::parse(&n.method) == ClientNotification::Cancelled
-            && let Some((id, false)) = legacy::cancelled(n)
-        {
-            session.cancel(&id);
+        match self.server.notification(n) {
+            NotificationEffect::CancelLegacy(id) => session.cancel(&id),
+            // A modern request is cancelled by closing its connection; the
+            // GET stream, not `initialized`, carries a session's
+            // notifications.
+            NotificationEffect::CancelModern(_)
+            | NotificationEffect::Initialized
+            | NotificationEffect::Ignore => {}
         }
         accepted()
     }

@@ -31,6 +31,8 @@ pub(crate) use accept::{Accepted, InitializeParams, Prepared};
 pub use config::ServerConfig;
 #[cfg(test)]
 pub(crate) use dispatch::Step;
+#[cfg(feature = "http")]
+pub(crate) use dispatch::Running;
 pub(crate) use dispatch::{Dispatch, Job, JobKind};
 #[cfg(feature = "http")]
 pub(crate) use era::Era;

@@ -7,8 +7,7 @@ use super::outcome::{Outcome, Reply, RpcError};
 use super::shape::Shape;
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
-use crate::server::middleware::McpRequest;
-use futures_util::future::Either;
+use crate::server::middleware::{McpRequest, Stack};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -36,19 +35,57 @@ pub(crate) enum Step {
 
 /// What the transports' entry point ([`Server::dispatch`]) made of a
 /// request.
-pub(crate) enum Dispatch<F> {
+pub(crate) enum Dispatch {
     /// Answered without waiting: no layer, and no handler to run.
     Ready(Outcome),
     /// To await: a handler runs, or layers wrap the pipeline.
-    Running(F),
+    Running(Running),
 }
 
-impl<F: Future<Output = Outcome>> Dispatch<F> {
+impl Dispatch {
     /// The outcome, awaited if need be.
     pub(crate) async fn outcome(self) -> Outcome {
         match self {
             Self::Ready(outcome) => outcome,
-            Self::Running(run) => run.await,
+            Self::Running(run) => run.outcome().await,
+        }
+    }
+}
+
+/// A request still to serve: what its future needs, small, so that the
+/// transport builds the (large) future in place, where it will be polled,
+/// instead of moving it there.
+pub(crate) enum Running {
+    /// A handler to run, straight through the pipeline.
+    Direct(Direct),
+    /// The request through the layers. Boxed: rare, and large.
+    Layered(Box<(Stack, McpRequest)>),
+}
+
+/// [`Running::Direct`]'s parts.
+pub(crate) struct Direct {
+    server: Server,
+    job: Job,
+    cancel: CancellationToken,
+    outbound: Option<Outbound>,
+    #[cfg(feature = "otel")]
+    span: crate::otel::RequestSpan,
+}
+
+impl Running {
+    /// Serves the request.
+    pub(crate) async fn outcome(self) -> Outcome {
+        match self {
+            Self::Direct(d) => {
+                let run = d.server.run(d.job, d.cancel, d.outbound);
+                #[cfg(feature = "otel")]
+                let run = d.span.around(run);
+                run.await
+            }
+            Self::Layered(layered) => {
+                let (stack, req) = *layered;
+                stack.serve(req).await
+            }
         }
     }
 }
@@ -127,7 +164,7 @@ impl Server {
         p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Dispatch<impl Future<Output = Outcome> + Send + 'static> {
+    ) -> Dispatch {
         if let Some(stack) = self.layers() {
             let req = McpRequest {
                 p,
@@ -135,12 +172,9 @@ impl Server {
                 outbound,
                 server: self.clone(),
             };
-            return Dispatch::Running(Either::Left(stack.serve(req)));
+            return Dispatch::Running(Running::Layered(Box::new((stack, req))));
         }
-        match self.core(p, cancel, outbound) {
-            Dispatch::Ready(outcome) => Dispatch::Ready(outcome),
-            Dispatch::Running(run) => Dispatch::Running(Either::Right(run)),
-        }
+        self.core(p, cancel, outbound)
     }
 
     /// The pipeline under the layers: [`step`](Self::step), then the
@@ -150,7 +184,7 @@ impl Server {
         p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Dispatch<impl Future<Output = Outcome> + Send + 'static> {
+    ) -> Dispatch {
         // Spec: basic/index.mdx#opentelemetry-trace-context — the span
         // continues the caller's trace and covers every round.
         #[cfg(feature = "otel")]
@@ -161,12 +195,14 @@ impl Server {
                 span.done(&outcome);
                 Dispatch::Ready(outcome)
             }
-            Step::Run(job) => {
-                let run = self.clone().run(job, cancel, outbound);
+            Step::Run(job) => Dispatch::Running(Running::Direct(Direct {
+                server: self.clone(),
+                job,
+                cancel,
+                outbound,
                 #[cfg(feature = "otel")]
-                let run = span.around(run);
-                Dispatch::Running(run)
-            }
+                span,
+            })),
         }
     }
 

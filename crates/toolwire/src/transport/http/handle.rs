@@ -12,7 +12,7 @@ use super::validate::check_metadata_headers;
 use super::{BoxError, HttpResponseFuture, HttpService, Permit};
 use crate::legacy::{self, Session};
 use crate::server::{
-    Accepted, Dispatch, Era, NotificationEffect, Outcome, Prepared, Reply, Retry, Shape,
+    Accepted, Dispatch, Era, NotificationEffect, Prepared, Reply, Retry, Running, Shape,
     Subscription,
 };
 use bytes::{Bytes, BytesMut};
@@ -635,8 +635,8 @@ fn stream_after_notes() -> ErrorObject {
 /// for legacy sessions, which `legacy.rs` serves) and encodes its outcome,
 /// turning a panicking handler into `-32603` instead of a dropped
 /// connection.
-async fn execute(run: impl Future<Output = Outcome>, id: &RequestId) -> Answer {
-    match AssertUnwindSafe(run).catch_unwind().await {
+async fn execute(run: Running, id: &RequestId) -> Answer {
+    match AssertUnwindSafe(run.outcome()).catch_unwind().await {
         Ok(outcome) => outcome.into_reply(id, Shape::Modern),
         Err(_) => Ok(Reply::panicked(id)),
     }

@@ -14,6 +14,7 @@
 use super::Client;
 use super::error::ClientError;
 use super::listen::{ChangeNotification, Subscription};
+use super::method::MethodInfo;
 use super::options::RequestOptions;
 use super::transport::Inbound;
 use bytes::Bytes;
@@ -141,7 +142,7 @@ impl Client {
             let mut params = Map::new();
             params.insert("uri".into(), Value::String(uri.clone()));
             self.request_value(
-                removed::RESOURCES_SUBSCRIBE,
+                MethodInfo::legacy(removed::RESOURCES_SUBSCRIBE),
                 params,
                 &RequestOptions::default(),
             )

@@ -8,6 +8,7 @@
 
 use super::cache::{Cache, Invalidation};
 use super::error::ClientError;
+use super::method::MethodInfo;
 use super::transport::{Exchange, Incoming};
 use futures_util::Stream;
 use serde_json::Value;
@@ -19,7 +20,7 @@ use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
 use toolwire_proto::types::{
     CancelledNotification, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    ListToolsRequest, NotificationMethod, PromptListChangedNotification, RequestMethod,
+    ListToolsRequest, NotificationMethod, PromptListChangedNotification,
     ResourceListChangedNotification, ResourceUpdatedNotification, SubscriptionFilter,
     ToolListChangedNotification,
 };
@@ -74,11 +75,15 @@ impl ChangeNotification {
     // Spec: server/utilities/caching.mdx#interaction-with-notifications
     pub(crate) fn invalidations(&self) -> Vec<Invalidation> {
         match self {
-            Self::ToolsListChanged => vec![Invalidation::Method(ListToolsRequest::METHOD)],
-            Self::PromptsListChanged => vec![Invalidation::Method(ListPromptsRequest::METHOD)],
+            Self::ToolsListChanged => {
+                vec![Invalidation::Method(MethodInfo::of::<ListToolsRequest>())]
+            }
+            Self::PromptsListChanged => {
+                vec![Invalidation::Method(MethodInfo::of::<ListPromptsRequest>())]
+            }
             Self::ResourcesListChanged => vec![
-                Invalidation::Method(ListResourcesRequest::METHOD),
-                Invalidation::Method(ListResourceTemplatesRequest::METHOD),
+                Invalidation::Method(MethodInfo::of::<ListResourcesRequest>()),
+                Invalidation::Method(MethodInfo::of::<ListResourceTemplatesRequest>()),
             ],
             Self::ResourceUpdated { uri } => vec![Invalidation::Resource(uri.clone())],
             Self::Other { .. } => Vec::new(),

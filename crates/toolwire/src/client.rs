@@ -47,6 +47,7 @@ mod legacy;
 mod listen;
 mod method;
 mod mrtr;
+mod notification;
 mod options;
 mod tools;
 pub(crate) mod transport;

@@ -7,6 +7,7 @@ use super::cache::{Hit, Invalidation};
 use super::error::ClientError;
 use super::listen::Subscription;
 use super::method::MethodInfo;
+use super::notification::ServerNotification;
 use super::options::{RequestOptions, ToolCall};
 use super::tools::{KnownTool, Lookup};
 use super::transport::{Incoming, Outgoing, TransportKind};
@@ -18,11 +19,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use toolwire_proto::types::{
-    CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotification,
-    LoggingMessageNotificationParams, NotificationMethod, ProgressNotification,
+    CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotificationParams,
     ProgressNotificationParams, ProgressToken, RequestMethod, ResultOrInputRequired,
-    SubscriptionFilter, SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, Tool,
-    UnsupportedProtocolVersionData,
+    SubscriptionFilter, SubscriptionsListenRequest, Tool, UnsupportedProtocolVersionData,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
@@ -578,7 +577,8 @@ impl Client {
                 // Spec: basic/patterns/subscriptions.mdx#acknowledgment — the
                 // first message acknowledges, with the honoured filter.
                 Some(Ok(Incoming::Notification { method, params }))
-                    if method == SubscriptionsAcknowledgedNotification::METHOD =>
+                    if ServerNotification::of(&method)
+                        == ServerNotification::SubscriptionsAcknowledged =>
                 {
                     let acknowledged = params
                         .as_ref()
@@ -669,7 +669,8 @@ fn on_notification(
     options: &RequestOptions,
     token: Option<&ProgressToken>,
 ) -> bool {
-    if method == ProgressNotification::METHOD {
+    let kind = ServerNotification::of(method);
+    if kind == ServerNotification::Progress {
         let Some(params) = params else {
             return false;
         };
@@ -683,7 +684,7 @@ fn on_notification(
             Ok(_) => tracing::debug!("ignoring progress for another token"),
             Err(e) => tracing::debug!("ignoring malformed progress: {e}"),
         }
-    } else if method == LoggingMessageNotification::METHOD {
+    } else if kind == ServerNotification::Log {
         let (Some((_, f)), Some(params)) = (&options.log, params) else {
             return false;
         };

@@ -45,7 +45,9 @@ mod error;
 mod input;
 mod legacy;
 mod listen;
+mod method;
 mod mrtr;
+mod notification;
 mod options;
 mod tools;
 pub(crate) mod transport;
@@ -63,6 +65,7 @@ pub use options::{RequestOptions, ToolCall};
 
 use cache::Cache;
 use input::InputHandlers;
+use method::MethodInfo;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -74,11 +77,11 @@ use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use tools::ToolIndex;
 use toolwire_proto::types::{
-    CallToolRequest, CallToolResult, ClientCapabilities, CompleteRequest, CompleteRequestParams,
-    CompleteResult, DiscoverRequest, DiscoverResult, GetPromptRequest, GetPromptResult,
-    ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest,
-    ListToolsResult, Prompt, ReadResourceRequest, ReadResourceResult, RequestMethod, Resource,
-    ResourceTemplate, ResultOrInputRequired, SubscriptionFilter, Tool,
+    CallToolResult, ClientCapabilities, CompleteRequest, CompleteRequestParams, CompleteResult,
+    DiscoverRequest, DiscoverResult, GetPromptRequest, GetPromptResult, ListPromptsRequest,
+    ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest, ListToolsResult, Prompt,
+    ReadResourceRequest, ReadResourceResult, RequestMethod, Resource, ResourceTemplate,
+    ResultOrInputRequired, SubscriptionFilter, Tool,
 };
 use transport::{Inbound, Transport, TransportKind};
 
@@ -268,7 +271,7 @@ impl Client {
         }
         let v = self
             .cached(
-                DiscoverRequest::METHOD,
+                MethodInfo::of::<DiscoverRequest>(),
                 Map::new(),
                 &RequestOptions::default(),
             )
@@ -280,7 +283,7 @@ impl Client {
     /// Tools with invalid `x-mcp-header` annotations are left out, with a
     /// warning.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, ClientError> {
-        self.all_pages(ListToolsRequest::METHOD, "tools").await
+        self.all_pages::<ListToolsRequest, _>("tools").await
     }
 
     /// One page of `tools/list` (cached), without invalid tools.
@@ -290,7 +293,7 @@ impl Client {
     ) -> Result<ListToolsResult, ClientError> {
         let v = self
             .cached(
-                ListToolsRequest::METHOD,
+                MethodInfo::of::<ListToolsRequest>(),
                 cursor_params(cursor),
                 &RequestOptions::default(),
             )
@@ -361,7 +364,7 @@ impl Client {
 
     /// Every prompt, walking all pages of `prompts/list` (each page cached).
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
-        self.all_pages(ListPromptsRequest::METHOD, "prompts").await
+        self.all_pages::<ListPromptsRequest, _>("prompts").await
     }
 
     /// `prompts/get`, answering `input_required` results with the input
@@ -385,14 +388,13 @@ impl Client {
 
     /// Every resource, walking all pages of `resources/list` (cached).
     pub async fn list_resources(&self) -> Result<Vec<Resource>, ClientError> {
-        self.all_pages(ListResourcesRequest::METHOD, "resources")
-            .await
+        self.all_pages::<ListResourcesRequest, _>("resources").await
     }
 
     /// Every resource template, walking all pages of
     /// `resources/templates/list` (cached).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
-        self.all_pages(ListResourceTemplatesRequest::METHOD, "resourceTemplates")
+        self.all_pages::<ListResourceTemplatesRequest, _>("resourceTemplates")
             .await
     }
 
@@ -446,7 +448,10 @@ impl Client {
         options: RequestOptions,
     ) -> Result<ResultOrInputRequired<M::Result>, ClientError> {
         let params = to_object(&params)?;
-        match self.drive(M::METHOD, params, &options, true).await? {
+        match self
+            .drive(MethodInfo::of::<M>(), params, &options, true)
+            .await?
+        {
             mrtr::Driven::Complete(v) => v.parse(M::METHOD).map(ResultOrInputRequired::Complete),
             mrtr::Driven::InputRequired(r) => Ok(ResultOrInputRequired::InputRequired(r)),
         }
@@ -463,7 +468,7 @@ impl Client {
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<M::Result, ClientError> {
-        if M::METHOD == CallToolRequest::METHOD {
+        if M::CALLS_TOOL {
             let call: ToolCall = tool_call_from_params(params, options)?;
             let v = match self.call_tool_inner(call, false).await? {
                 ResultOrInputRequired::Complete(r) => serde_json::to_value(r).unwrap_or_default(),
@@ -473,7 +478,10 @@ impl Client {
             };
             return parse(M::METHOD, v);
         }
-        match self.drive(M::METHOD, params, options, false).await? {
+        match self
+            .drive(MethodInfo::of::<M>(), params, options, false)
+            .await?
+        {
             mrtr::Driven::Complete(v) => v.parse(M::METHOD),
             mrtr::Driven::InputRequired(r) => Err(ClientError::InputRequired(Box::new(r))),
         }
@@ -481,18 +489,18 @@ impl Client {
 
     /// The items under `field` of every page of a list method, each page
     /// through the cache.
-    async fn all_pages<T: DeserializeOwned>(
+    async fn all_pages<M: RequestMethod, T: DeserializeOwned>(
         &self,
-        method: &'static str,
         field: &str,
     ) -> Result<Vec<T>, ClientError> {
+        let (info, method) = (MethodInfo::of::<M>(), M::METHOD);
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
         let mut restarted = false;
         for _ in 0..MAX_PAGES {
             let page = self
                 .cached(
-                    method,
+                    info,
                     cursor_params(cursor.as_deref()),
                     &RequestOptions::default(),
                 )
@@ -504,7 +512,7 @@ impl Client {
                 Err(e) if cursor.is_some() && e.is_definite() && !restarted => {
                     tracing::debug!("{method}: the cursor stopped working ({e}); starting over");
                     restarted = true;
-                    self.inner.cache.remove_method(method);
+                    self.inner.cache.remove_method(info);
                     items.clear();
                     cursor = None;
                     continue;

@@ -33,6 +33,21 @@ pub trait RequestMethod {
     /// [`InputRequiredResult`](super::InputRequiredResult) instead of
     /// [`Self::Result`] (multi round-trip requests).
     const MAY_REQUIRE_INPUT: bool = false;
+    /// Whether a result may be cached, by the `ttlMs` and `cacheScope` it
+    /// carries.
+    // Spec: server/utilities/caching.mdx
+    const CACHEABLE: bool = false;
+    /// The `params` field whose value the `Mcp-Name` HTTP header carries.
+    // Spec: basic/transports/streamable-http.mdx#request-metadata
+    const NAME_PARAM: Option<&'static str> = None;
+    /// Whether the request calls a tool: its arguments meet the tool's
+    /// input schema and are mirrored in the `Mcp-Param-*` headers its
+    /// `x-mcp-header` annotations ask for.
+    const CALLS_TOOL: bool = false;
+    /// Whether the result is a page of tool definitions.
+    const LISTS_TOOLS: bool = false;
+    /// Whether the request reads the resource its `uri` names.
+    const READS_RESOURCE: bool = false;
     /// The type of `params`.
     type Params: Serialize + DeserializeOwned;
     /// The type of the final `result`.
@@ -48,14 +63,23 @@ pub trait NotificationMethod {
 }
 
 macro_rules! request {
-    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty, $result:ty $(, mrtr = $mrtr:literal)?) => {
+    (@set mrtr) => { const MAY_REQUIRE_INPUT: bool = true; };
+    (@set cacheable) => { const CACHEABLE: bool = true; };
+    (@set name = $field:literal) => { const NAME_PARAM: Option<&'static str> = Some($field); };
+    (@set calls_tool) => { const CALLS_TOOL: bool = true; };
+    (@set lists_tools) => { const LISTS_TOOLS: bool = true; };
+    (@set reads_resource) => { const READS_RESOURCE: bool = true; };
+    (
+        $(#[$doc:meta])* $name:ident, $method:literal, $params:ty, $result:ty
+        $(, $flag:ident $(= $value:literal)?)* $(,)?
+    ) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum $name {}
 
         impl RequestMethod for $name {
             const METHOD: &'static str = $method;
-            $(const MAY_REQUIRE_INPUT: bool = $mrtr;)?
+            $(request!(@set $flag $(= $value)?);)*
             type Params = $params;
             type Result = $result;
         }
@@ -77,39 +101,44 @@ macro_rules! notification {
 
 request!(
     /// `server/discover`: versions, capabilities and instructions of the server.
-    DiscoverRequest, "server/discover", RequestParams, DiscoverResult
+    DiscoverRequest, "server/discover", RequestParams, DiscoverResult, cacheable
 );
 request!(
     /// `tools/list`: a page of tools.
-    ListToolsRequest, "tools/list", PaginatedRequestParams, ListToolsResult
+    ListToolsRequest, "tools/list", PaginatedRequestParams, ListToolsResult, cacheable,
+    lists_tools
 );
 request!(
     /// `tools/call`: calls a tool; may answer `input_required`.
-    CallToolRequest, "tools/call", CallToolRequestParams, CallToolResult, mrtr = true
+    CallToolRequest, "tools/call", CallToolRequestParams, CallToolResult, mrtr, name = "name",
+    calls_tool
 );
 request!(
     /// `resources/list`: a page of resources.
-    ListResourcesRequest, "resources/list", PaginatedRequestParams, ListResourcesResult
+    ListResourcesRequest, "resources/list", PaginatedRequestParams, ListResourcesResult,
+    cacheable
 );
 request!(
     /// `resources/templates/list`: a page of resource templates.
     ListResourceTemplatesRequest,
     "resources/templates/list",
     PaginatedRequestParams,
-    ListResourceTemplatesResult
+    ListResourceTemplatesResult,
+    cacheable
 );
 request!(
     /// `resources/read`: reads a resource; may answer `input_required`.
     ReadResourceRequest, "resources/read", ReadResourceRequestParams, ReadResourceResult,
-    mrtr = true
+    mrtr, cacheable, name = "uri", reads_resource
 );
 request!(
     /// `prompts/list`: a page of prompts.
-    ListPromptsRequest, "prompts/list", PaginatedRequestParams, ListPromptsResult
+    ListPromptsRequest, "prompts/list", PaginatedRequestParams, ListPromptsResult, cacheable
 );
 request!(
     /// `prompts/get`: renders a prompt; may answer `input_required`.
-    GetPromptRequest, "prompts/get", GetPromptRequestParams, GetPromptResult, mrtr = true
+    GetPromptRequest, "prompts/get", GetPromptRequestParams, GetPromptResult, mrtr,
+    name = "name"
 );
 request!(
     /// `completion/complete`: completes an argument value.
@@ -351,6 +380,38 @@ mod tests {
         assert!(!ListToolsRequest::MAY_REQUIRE_INPUT);
         assert!(!DiscoverRequest::MAY_REQUIRE_INPUT);
     };
+
+    // Spec: server/utilities/caching.mdx — discover, the lists and
+    // resources/read carry cache hints; calls and prompts do not.
+    const _: () = {
+        assert!(DiscoverRequest::CACHEABLE);
+        assert!(ListToolsRequest::CACHEABLE);
+        assert!(ListPromptsRequest::CACHEABLE);
+        assert!(ListResourcesRequest::CACHEABLE);
+        assert!(ListResourceTemplatesRequest::CACHEABLE);
+        assert!(ReadResourceRequest::CACHEABLE);
+        assert!(!CallToolRequest::CACHEABLE);
+        assert!(!GetPromptRequest::CACHEABLE);
+        assert!(!CompleteRequest::CACHEABLE);
+        assert!(!SubscriptionsListenRequest::CACHEABLE);
+    };
+
+    const _: () = {
+        assert!(CallToolRequest::CALLS_TOOL && !GetPromptRequest::CALLS_TOOL);
+        assert!(ListToolsRequest::LISTS_TOOLS && !ListPromptsRequest::LISTS_TOOLS);
+        assert!(ReadResourceRequest::READS_RESOURCE && !ListResourcesRequest::READS_RESOURCE);
+    };
+
+    // Spec: basic/transports/streamable-http.mdx#request-metadata — the
+    // three methods that name a target carry it in `Mcp-Name`.
+    #[test]
+    fn targets_of_mcp_name_are_the_name_or_the_uri() {
+        assert_eq!(CallToolRequest::NAME_PARAM, Some("name"));
+        assert_eq!(GetPromptRequest::NAME_PARAM, Some("name"));
+        assert_eq!(ReadResourceRequest::NAME_PARAM, Some("uri"));
+        assert_eq!(ListToolsRequest::NAME_PARAM, None);
+        assert_eq!(CompleteRequest::NAME_PARAM, None);
+    }
 
     #[test]
     fn removed_methods_are_not_current_methods() {

@@ -11,15 +11,12 @@
 //!
 //! Spec: server/utilities/caching.mdx
 
+use super::method::MethodInfo;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::time::Instant;
-use toolwire_proto::types::{
-    DiscoverRequest, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    ListToolsRequest, ReadResourceRequest, RequestMethod,
-};
 
 /// How long an entry is kept after it went stale, as a fallback.
 pub(crate) const STALE_KEEP: Duration = Duration::from_secs(600);
@@ -36,7 +33,7 @@ enum Partition {
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
-    method: &'static str,
+    method: MethodInfo,
     params: String,
     partition: Partition,
 }
@@ -60,7 +57,7 @@ pub(crate) enum Hit {
 /// Which cached results a change notification makes stale.
 #[derive(Debug, Clone)]
 pub(crate) enum Invalidation {
-    Method(&'static str),
+    Method(MethodInfo),
     Resource(String),
 }
 
@@ -84,20 +81,6 @@ fn evict(entries: &mut HashMap<Key, Entry>, now: Instant) {
             entries.remove(&key);
         }
     }
-}
-
-/// Whether results of `method` may be cached.
-pub(crate) fn cacheable(method: &str) -> Option<&'static str> {
-    [
-        DiscoverRequest::METHOD,
-        ListToolsRequest::METHOD,
-        ListPromptsRequest::METHOD,
-        ListResourcesRequest::METHOD,
-        ListResourceTemplatesRequest::METHOD,
-        ReadResourceRequest::METHOD,
-    ]
-    .into_iter()
-    .find(|m| *m == method)
 }
 
 /// The part of a request's params that identifies its result: all but
@@ -137,7 +120,7 @@ fn is_public(result: &Value) -> bool {
 impl Cache {
     pub(crate) fn get(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         credentials: Option<&Arc<str>>,
     ) -> Option<Hit> {
@@ -165,7 +148,7 @@ impl Cache {
     /// it is never fresh, but it can stand in if a refetch fails.
     pub(crate) fn put(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         credentials: Option<&Arc<str>>,
         value: &Value,
@@ -216,7 +199,7 @@ impl Cache {
             let hit = match what {
                 Invalidation::Method(m) => key.method == *m,
                 Invalidation::Resource(uri) => {
-                    key.method == ReadResourceRequest::METHOD && entry.uri.as_deref() == Some(uri)
+                    key.method.reads_resource && entry.uri.as_deref() == Some(uri)
                 }
             };
             if hit {
@@ -231,7 +214,7 @@ impl Cache {
     /// these credentials.
     pub(crate) fn remove(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         credentials: Option<&Arc<str>>,
     ) {
@@ -249,7 +232,7 @@ impl Cache {
     }
 
     /// Drops every entry of `method` (all pages of a list).
-    pub(crate) fn remove_method(&self, method: &'static str) {
+    pub(crate) fn remove_method(&self, method: MethodInfo) {
         if let Ok(mut entries) = self.entries.lock() {
             entries.retain(|k, _| k.method != method);
         }
@@ -273,6 +256,10 @@ impl Cache {
 mod tests {
     use super::*;
     use serde_json::json;
+    use toolwire_proto::types::{ListToolsRequest, ReadResourceRequest};
+
+    const LIST: MethodInfo = MethodInfo::of::<ListToolsRequest>();
+    const READ: MethodInfo = MethodInfo::of::<ReadResourceRequest>();
 
     fn params(v: Value) -> Map<String, Value> {
         v.as_object().cloned().expect("object")
@@ -283,15 +270,12 @@ mod tests {
         let cache = Cache::default();
         let p = params(json!({}));
         cache.put(
-            "tools/list",
+            LIST,
             &p,
             None,
             &json!({"tools": [], "ttlMs": u64::MAX, "cacheScope": "public"}),
         );
-        assert!(matches!(
-            cache.get("tools/list", &p, None),
-            Some(Hit::Fresh(_))
-        ));
+        assert!(matches!(cache.get(LIST, &p, None), Some(Hit::Fresh(_))));
     }
 
     #[tokio::test(start_paused = true)]
@@ -299,23 +283,17 @@ mod tests {
         let cache = Cache::default();
         let p = params(json!({"cursor": "c1", "_meta": {"x": 1}}));
         cache.put(
-            "tools/list",
+            LIST,
             &p,
             None,
             &json!({"tools": [], "ttlMs": 1000, "cacheScope": "public"}),
         );
         // `_meta` does not take part in the key.
         let same = params(json!({"cursor": "c1"}));
-        assert!(matches!(
-            cache.get("tools/list", &same, None),
-            Some(Hit::Fresh(_))
-        ));
-        assert!(cache.get("tools/list", &params(json!({})), None).is_none());
+        assert!(matches!(cache.get(LIST, &same, None), Some(Hit::Fresh(_))));
+        assert!(cache.get(LIST, &params(json!({})), None).is_none());
         tokio::time::advance(Duration::from_millis(1001)).await;
-        assert!(matches!(
-            cache.get("tools/list", &same, None),
-            Some(Hit::Stale(_))
-        ));
+        assert!(matches!(cache.get(LIST, &same, None), Some(Hit::Stale(_))));
     }
 
     #[tokio::test(start_paused = true)]
@@ -325,17 +303,17 @@ mod tests {
         let alice: Arc<str> = "alice".into();
         let bob: Arc<str> = "bob".into();
         cache.put(
-            "resources/read",
+            READ,
             &p,
             Some(&alice),
             &json!({"contents": [], "ttlMs": 60000, "cacheScope": "private"}),
         );
         assert!(matches!(
-            cache.get("resources/read", &p, Some(&alice)),
+            cache.get(READ, &p, Some(&alice)),
             Some(Hit::Fresh(_))
         ));
-        assert!(cache.get("resources/read", &p, Some(&bob)).is_none());
-        assert!(cache.get("resources/read", &p, None).is_none());
+        assert!(cache.get(READ, &p, Some(&bob)).is_none());
+        assert!(cache.get(READ, &p, None).is_none());
     }
 
     #[tokio::test(start_paused = true)]
@@ -344,21 +322,15 @@ mod tests {
         let read = params(json!({"uri": "file:///a"}));
         let other = params(json!({"uri": "file:///b"}));
         let fresh = json!({"ttlMs": 60000, "cacheScope": "public"});
-        cache.put("resources/read", &read, None, &fresh);
-        cache.put("resources/read", &other, None, &fresh);
-        cache.put("tools/list", &params(json!({})), None, &fresh);
+        cache.put(READ, &read, None, &fresh);
+        cache.put(READ, &other, None, &fresh);
+        cache.put(LIST, &params(json!({})), None, &fresh);
         cache.invalidate(&Invalidation::Resource("file:///a".into()));
+        assert!(matches!(cache.get(READ, &read, None), Some(Hit::Stale(_))));
+        assert!(matches!(cache.get(READ, &other, None), Some(Hit::Fresh(_))));
+        cache.invalidate(&Invalidation::Method(LIST));
         assert!(matches!(
-            cache.get("resources/read", &read, None),
-            Some(Hit::Stale(_))
-        ));
-        assert!(matches!(
-            cache.get("resources/read", &other, None),
-            Some(Hit::Fresh(_))
-        ));
-        cache.invalidate(&Invalidation::Method("tools/list"));
-        assert!(matches!(
-            cache.get("tools/list", &params(json!({})), None),
+            cache.get(LIST, &params(json!({})), None),
             Some(Hit::Stale(_))
         ));
     }

@@ -3,9 +3,11 @@
 //! `-32020`, and the cache in front of cacheable methods.
 
 use super::answer::{Answer, Kind, result_kind, to_value};
-use super::cache::{Hit, Invalidation, cacheable};
+use super::cache::{Hit, Invalidation};
 use super::error::ClientError;
 use super::listen::Subscription;
+use super::method::MethodInfo;
+use super::notification::ServerNotification;
 use super::options::{RequestOptions, ToolCall};
 use super::tools::{KnownTool, Lookup};
 use super::transport::{Incoming, Outgoing, TransportKind};
@@ -17,11 +19,9 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::time::Instant;
 use toolwire_proto::types::{
-    CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotification,
-    LoggingMessageNotificationParams, NotificationMethod, ProgressNotification,
-    ProgressNotificationParams, ProgressToken, ReadResourceRequest, RequestMethod,
-    ResultOrInputRequired, SubscriptionFilter, SubscriptionsAcknowledgedNotification,
-    SubscriptionsListenRequest, Tool, UnsupportedProtocolVersionData,
+    CallToolRequest, CallToolResult, ListToolsRequest, LoggingMessageNotificationParams,
+    ProgressNotificationParams, ProgressToken, RequestMethod, ResultOrInputRequired,
+    SubscriptionFilter, SubscriptionsListenRequest, Tool, UnsupportedProtocolVersionData,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
@@ -89,7 +89,7 @@ impl Client {
     /// One request in the era the client settled on (deciding it first).
     pub(crate) async fn request_value(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
@@ -100,7 +100,7 @@ impl Client {
     /// sent it.
     pub(crate) async fn request_raw(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
@@ -115,7 +115,7 @@ impl Client {
     /// forgot the session, and maps legacy errors to their modern form.
     async fn legacy_raw(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
@@ -139,8 +139,7 @@ impl Client {
                     self.reinitialize().await?;
                 }
                 Err(ClientError::Rpc(mut e))
-                    if method == ReadResourceRequest::METHOD
-                        && e.code == LEGACY_RESOURCE_NOT_FOUND =>
+                    if method.reads_resource && e.code == LEGACY_RESOURCE_NOT_FOUND =>
                 {
                     // The same error a modern server gives: -32602 with the
                     // URI in `data`.
@@ -177,7 +176,7 @@ impl Client {
         params.insert("level".into(), level.clone());
         match self
             .round(
-                toolwire_proto::types::removed::LOGGING_SET_LEVEL,
+                MethodInfo::legacy(toolwire_proto::types::removed::LOGGING_SET_LEVEL),
                 &params,
                 Wire::Legacy(&session.version),
                 &RequestOptions::default(),
@@ -199,7 +198,7 @@ impl Client {
     /// it.
     pub(crate) async fn modern_raw(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
@@ -221,7 +220,7 @@ impl Client {
                 // on HeaderMismatch, re-read tools/list, then retry.
                 Err(ClientError::Rpc(e))
                     if e.code == ErrorCode::HEADER_MISMATCH
-                        && method == CallToolRequest::METHOD
+                        && method.calls_tool
                         && self.inner.kind == TransportKind::Http
                         && !headers_retried =>
                 {
@@ -232,7 +231,7 @@ impl Client {
                     );
                     self.inner
                         .cache
-                        .invalidate(&Invalidation::Method(ListToolsRequest::METHOD));
+                        .invalidate(&Invalidation::Method(MethodInfo::of::<ListToolsRequest>()));
                     if let Err(refresh) = Box::pin(self.list_tools()).await {
                         tracing::debug!("refreshing tools/list failed: {refresh}");
                         return Err(ClientError::Rpc(e));
@@ -279,7 +278,7 @@ impl Client {
     /// a `Value`.
     pub(crate) async fn round(
         &self,
-        method: &str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         wire: Wire<'_>,
         options: &RequestOptions,
@@ -291,14 +290,14 @@ impl Client {
     /// the server sent it.
     pub(crate) async fn round_raw(
         &self,
-        method: &str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         wire: Wire<'_>,
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
         let headers = self.http_headers(method, params, wire)?;
-        let (body, token) = self.encode(&id, method, params, wire, options);
+        let (body, token) = self.encode(&id, method.name, params, wire, options);
         let out = Outgoing {
             body,
             id,
@@ -335,13 +334,13 @@ impl Client {
     /// before they are stored.
     pub(crate) async fn cached(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: Map<String, Value>,
         options: &RequestOptions,
     ) -> Result<Value, ClientError> {
-        let Some(method) = cacheable(method) else {
+        if !method.cacheable {
             return self.request_value(method, params, options).await;
-        };
+        }
         let credentials = self.credentials().await;
         let stale = match self.inner.cache.get(method, &params, credentials.as_ref()) {
             Some(Hit::Fresh(v)) => return Ok(v),
@@ -356,7 +355,7 @@ impl Client {
                 return Ok(v);
             }
             normalize_cache_hints(&mut v);
-            if method == ListToolsRequest::METHOD {
+            if method.lists_tools {
                 self.admit_tools(&mut v)?;
             }
             if self.still(credentials.as_ref()).await {
@@ -372,7 +371,10 @@ impl Client {
             (Err(e), Some(stale)) if e.allows_stale() => {
                 // Spec: server/utilities/caching.mdx — clients MAY serve stale
                 // responses if errors occur during re-fetching.
-                tracing::warn!("{method} failed ({e}); serving the stale cached result");
+                tracing::warn!(
+                    "{} failed ({e}); serving the stale cached result",
+                    method.name
+                );
                 Ok(stale)
             }
             (Err(e), _) => {
@@ -520,7 +522,7 @@ impl Client {
         params.insert("name".into(), Value::String(call.name));
         let driven = self
             .drive_from(
-                CallToolRequest::METHOD,
+                MethodInfo::of::<CallToolRequest>(),
                 params,
                 call.input_responses,
                 call.request_state,
@@ -539,7 +541,7 @@ impl Client {
         if self.legacy_session().is_some() {
             return self.legacy_listen(filter).await;
         }
-        let method = SubscriptionsListenRequest::METHOD;
+        let method = MethodInfo::of::<SubscriptionsListenRequest>();
         let mut params = Map::new();
         params.insert(
             "notifications".into(),
@@ -550,7 +552,8 @@ impl Client {
             let version = self.protocol_version();
             let id = self.next_id();
             let wire = Wire::Modern(&version);
-            let (body, _) = self.encode(&id, method, &params, wire, &RequestOptions::default());
+            let (body, _) =
+                self.encode(&id, method.name, &params, wire, &RequestOptions::default());
             let out = Outgoing {
                 headers: self.http_headers(method, &params, wire)?,
                 body,
@@ -574,7 +577,8 @@ impl Client {
                 // Spec: basic/patterns/subscriptions.mdx#acknowledgment — the
                 // first message acknowledges, with the honoured filter.
                 Some(Ok(Incoming::Notification { method, params }))
-                    if method == SubscriptionsAcknowledgedNotification::METHOD =>
+                    if ServerNotification::of(&method)
+                        == ServerNotification::SubscriptionsAcknowledged =>
                 {
                     let acknowledged = params
                         .as_ref()
@@ -665,7 +669,8 @@ fn on_notification(
     options: &RequestOptions,
     token: Option<&ProgressToken>,
 ) -> bool {
-    if method == ProgressNotification::METHOD {
+    let kind = ServerNotification::of(method);
+    if kind == ServerNotification::Progress {
         let Some(params) = params else {
             return false;
         };
@@ -679,7 +684,7 @@ fn on_notification(
             Ok(_) => tracing::debug!("ignoring progress for another token"),
             Err(e) => tracing::debug!("ignoring malformed progress: {e}"),
         }
-    } else if method == LoggingMessageNotification::METHOD {
+    } else if kind == ServerNotification::Log {
         let (Some((_, f)), Some(params)) = (&options.log, params) else {
             return false;
         };

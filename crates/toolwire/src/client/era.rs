@@ -9,6 +9,7 @@
 use super::Client;
 use super::engine::Wire;
 use super::error::ClientError;
+use super::method::MethodInfo;
 use super::options::RequestOptions;
 use crate::legacy::LEGACY_PROTOCOL_VERSIONS;
 use bytes::Bytes;
@@ -20,7 +21,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 use toolwire_proto::ErrorCode;
 use toolwire_proto::encode_notification;
-use toolwire_proto::types::{DiscoverRequest, RequestMethod, removed};
+use toolwire_proto::types::{DiscoverRequest, removed};
 
 /// How long the stdio probe waits for an answer before taking the silence
 /// for a legacy server.
@@ -204,7 +205,7 @@ impl Client {
         }
         let credentials = self.credentials().await;
         let answer = self
-            .modern_raw(DiscoverRequest::METHOD, &Map::new(), &options)
+            .modern_raw(MethodInfo::of::<DiscoverRequest>(), &Map::new(), &options)
             .await
             .and_then(|raw| super::answer::to_value(&raw));
         match answer {
@@ -293,7 +294,12 @@ impl Client {
             params.insert("capabilities".into(), self.inner.capabilities_json.clone());
             params.insert("clientInfo".into(), info.clone());
             let result = self
-                .round(removed::INITIALIZE, &params, Wire::Initialize, &options)
+                .round(
+                    MethodInfo::legacy(removed::INITIALIZE),
+                    &params,
+                    Wire::Initialize,
+                    &options,
+                )
                 .await;
             let result = match result {
                 Ok(v) => v,
@@ -356,9 +362,12 @@ impl Client {
 
     fn store_discover(&self, mut v: Value, credentials: Option<&Arc<str>>) {
         super::engine::normalize_cache_hints(&mut v);
-        self.inner
-            .cache
-            .put(DiscoverRequest::METHOD, &Map::new(), credentials, &v);
+        self.inner.cache.put(
+            MethodInfo::of::<DiscoverRequest>(),
+            &Map::new(),
+            credentials,
+            &v,
+        );
     }
 }
 

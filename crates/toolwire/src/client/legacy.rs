@@ -14,6 +14,8 @@
 use super::Client;
 use super::error::ClientError;
 use super::listen::{ChangeNotification, Subscription};
+use super::method::MethodInfo;
+use super::notification::ServerNotification;
 use super::options::RequestOptions;
 use super::transport::Inbound;
 use bytes::Bytes;
@@ -26,8 +28,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
-    CancelledNotification, CancelledNotificationParams, CreateMessageRequest, ElicitRequest,
-    ListRootsRequest, NotificationMethod, RequestMethod, SubscriptionFilter, removed,
+    CancelledNotificationParams, CreateMessageRequest, ElicitRequest, ListRootsRequest,
+    RequestMethod, SubscriptionFilter, removed,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_error, encode_result};
 
@@ -141,7 +143,7 @@ impl Client {
             let mut params = Map::new();
             params.insert("uri".into(), Value::String(uri.clone()));
             self.request_value(
-                removed::RESOURCES_SUBSCRIBE,
+                MethodInfo::legacy(removed::RESOURCES_SUBSCRIBE),
                 params,
                 &RequestOptions::default(),
             )
@@ -199,7 +201,9 @@ async fn inbound_loop(inner: Weak<super::Inner>, mut rx: mpsc::UnboundedReceiver
             // Spec (2025-11-25): basic/utilities/cancellation.mdx — the
             // server withdraws a request it sent: its handler stops, and no
             // response is sent.
-            Inbound::Notification { method, params } if method == CancelledNotification::METHOD => {
+            Inbound::Notification { method, params }
+                if ServerNotification::of(&method) == ServerNotification::Cancelled =>
+            {
                 let withdrawn = params
                     .and_then(|p| serde_json::from_value::<CancelledNotificationParams>(p).ok());
                 let stop = withdrawn.and_then(|w| {

@@ -8,6 +8,8 @@
 
 use super::cache::{Cache, Invalidation};
 use super::error::ClientError;
+use super::method::MethodInfo;
+use super::notification::ServerNotification;
 use super::transport::{Exchange, Incoming};
 use futures_util::Stream;
 use serde_json::Value;
@@ -18,10 +20,8 @@ use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
 use toolwire_proto::types::{
-    CancelledNotification, ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest,
-    ListToolsRequest, NotificationMethod, PromptListChangedNotification, RequestMethod,
-    ResourceListChangedNotification, ResourceUpdatedNotification, SubscriptionFilter,
-    ToolListChangedNotification,
+    ListPromptsRequest, ListResourceTemplatesRequest, ListResourcesRequest, ListToolsRequest,
+    SubscriptionFilter,
 };
 
 /// A notification delivered on a `subscriptions/listen` stream.
@@ -50,11 +50,11 @@ pub enum ChangeNotification {
 
 impl ChangeNotification {
     pub(crate) fn parse(method: String, params: Option<Value>) -> Self {
-        match method.as_str() {
-            ToolListChangedNotification::METHOD => Self::ToolsListChanged,
-            PromptListChangedNotification::METHOD => Self::PromptsListChanged,
-            ResourceListChangedNotification::METHOD => Self::ResourcesListChanged,
-            ResourceUpdatedNotification::METHOD => {
+        match ServerNotification::of(&method) {
+            ServerNotification::ToolsListChanged => Self::ToolsListChanged,
+            ServerNotification::PromptsListChanged => Self::PromptsListChanged,
+            ServerNotification::ResourcesListChanged => Self::ResourcesListChanged,
+            ServerNotification::ResourceUpdated => {
                 match params
                     .as_ref()
                     .and_then(|p| p.get("uri"))
@@ -74,11 +74,15 @@ impl ChangeNotification {
     // Spec: server/utilities/caching.mdx#interaction-with-notifications
     pub(crate) fn invalidations(&self) -> Vec<Invalidation> {
         match self {
-            Self::ToolsListChanged => vec![Invalidation::Method(ListToolsRequest::METHOD)],
-            Self::PromptsListChanged => vec![Invalidation::Method(ListPromptsRequest::METHOD)],
+            Self::ToolsListChanged => {
+                vec![Invalidation::Method(MethodInfo::of::<ListToolsRequest>())]
+            }
+            Self::PromptsListChanged => {
+                vec![Invalidation::Method(MethodInfo::of::<ListPromptsRequest>())]
+            }
             Self::ResourcesListChanged => vec![
-                Invalidation::Method(ListResourcesRequest::METHOD),
-                Invalidation::Method(ListResourceTemplatesRequest::METHOD),
+                Invalidation::Method(MethodInfo::of::<ListResourcesRequest>()),
+                Invalidation::Method(MethodInfo::of::<ListResourceTemplatesRequest>()),
             ],
             Self::ResourceUpdated { uri } => vec![Invalidation::Resource(uri.clone())],
             Self::Other { .. } => Vec::new(),
@@ -217,7 +221,7 @@ async fn pump(
     loop {
         match exchange.next().await {
             Some(Ok(Incoming::Notification { method, params })) => {
-                if method == CancelledNotification::METHOD {
+                if ServerNotification::of(&method) == ServerNotification::Cancelled {
                     // The server tore the subscription down.
                     let _ = tx.send(Err(ClientError::Disconnected));
                     return;

@@ -8,13 +8,13 @@
 
 use super::Client;
 use super::answer::{Answer, Kind};
-use super::cache::cacheable;
 use super::error::ClientError;
+use super::method::MethodInfo;
 use super::options::RequestOptions;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use toolwire_proto::types::{InputRequest, InputRequiredResult, InputResponses, RequestMethod};
+use toolwire_proto::types::{InputRequest, InputRequiredResult, InputResponses};
 
 /// How a driven request ended.
 #[derive(Debug)]
@@ -29,7 +29,7 @@ impl Client {
     /// Drives `method` from a first request without answers.
     pub(crate) async fn drive(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         params: Map<String, Value>,
         options: &RequestOptions,
         manual: bool,
@@ -51,7 +51,7 @@ impl Client {
     /// retry) or none.
     pub(crate) async fn drive_from(
         &self,
-        method: &'static str,
+        method: MethodInfo,
         mut params: Map<String, Value>,
         mut responses: Option<InputResponses>,
         mut state: Option<String>,
@@ -73,7 +73,7 @@ impl Client {
             // Spec: server/utilities/caching.mdx#cache-key — results of MRTR
             // retries are never cached, so only a first round goes through
             // the cache.
-            let answer = if !retry && cacheable(method).is_some() {
+            let answer = if !retry && method.cacheable {
                 Answer::Value(self.cached(method, params.clone(), options).await?)
             } else {
                 Answer::Raw(self.request_raw(method, &params, options).await?)
@@ -137,31 +137,15 @@ impl Client {
     }
 }
 
-fn parse_input_required(method: &str, v: Answer) -> Result<InputRequiredResult, ClientError> {
-    if !may_require_input(method) {
+fn parse_input_required(method: MethodInfo, v: Answer) -> Result<InputRequiredResult, ClientError> {
+    if !method.may_require_input {
         // Spec: basic/patterns/mrtr.mdx#supported-requests
         return Err(ClientError::Protocol(format!(
-            "the server answered {method} with input_required, which only tools/call, prompts/get and resources/read may get"
+            "the server answered {} with input_required, which only tools/call, prompts/get and resources/read may get",
+            method.name
         )));
     }
-    parse_as::<InputRequiredResult>(method, v)
-}
-
-fn may_require_input(method: &str) -> bool {
-    use toolwire_proto::types::{CallToolRequest, GetPromptRequest, ReadResourceRequest};
-    [
-        (CallToolRequest::METHOD, CallToolRequest::MAY_REQUIRE_INPUT),
-        (
-            GetPromptRequest::METHOD,
-            GetPromptRequest::MAY_REQUIRE_INPUT,
-        ),
-        (
-            ReadResourceRequest::METHOD,
-            ReadResourceRequest::MAY_REQUIRE_INPUT,
-        ),
-    ]
-    .iter()
-    .any(|(m, may)| *may && *m == method)
+    parse_as::<InputRequiredResult>(method.name, v)
 }
 
 fn parse_as<T: DeserializeOwned>(method: &str, v: Answer) -> Result<T, ClientError> {

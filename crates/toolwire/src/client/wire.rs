@@ -8,6 +8,7 @@
 use super::Client;
 use super::engine::Wire;
 use super::error::ClientError;
+use super::method::MethodInfo;
 use super::options::RequestOptions;
 use super::tools::Lookup;
 use super::transport::TransportKind;
@@ -21,10 +22,7 @@ use toolwire_proto::meta::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, LOG_LEVEL_KEY, PROGRESS_TOKEN_KEY,
     PROTOCOL_VERSION_KEY,
 };
-use toolwire_proto::types::{
-    CallToolRequest, GetPromptRequest, LoggingLevel, ProgressToken, ReadResourceRequest,
-    RequestMethod,
-};
+use toolwire_proto::types::{LoggingLevel, ProgressToken};
 use toolwire_proto::{RequestId, encode_request};
 
 /// The `_meta` of an outgoing request, written without building a map:
@@ -200,7 +198,7 @@ impl Client {
     // Spec: basic/transports/streamable-http.mdx#request-metadata
     pub(crate) fn http_headers(
         &self,
-        method: &str,
+        method: MethodInfo,
         params: &Map<String, Value>,
         wire: Wire<'_>,
     ) -> Result<Vec<(HeaderName, HeaderValue)>, ClientError> {
@@ -219,19 +217,15 @@ impl Client {
         };
         let mut headers = Vec::with_capacity(4);
         headers.push((VERSION_NAME, header_value(version)?));
-        headers.push((METHOD_NAME, header_value(method)?));
-        let name_field = match method {
-            CallToolRequest::METHOD | GetPromptRequest::METHOD => Some("name"),
-            ReadResourceRequest::METHOD => Some("uri"),
-            _ => None,
-        };
-        if let Some(name) = name_field
+        headers.push((METHOD_NAME, header_value(method.name)?));
+        if let Some(name) = method
+            .name_param
             .and_then(|f| params.get(f))
             .and_then(Value::as_str)
         {
             headers.push((NAME_NAME, header_value(&encode_header_value(name))?));
         }
-        if method == CallToolRequest::METHOD
+        if method.calls_tool
             && let Some(name) = params.get("name").and_then(Value::as_str)
             && let Lookup::Known(tool) = self.inner.tools.lookup(name)
         {

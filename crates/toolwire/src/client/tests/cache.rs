@@ -130,7 +130,7 @@ async fn a_cursor_that_stops_working_restarts_the_walk_without_one() {
     // The first page is still fresh in the cache and names c1; the
     // second is expired by hand so that c1 is asked for again.
     fake.client.inner.cache.remove(
-        "tools/list",
+        crate::client::method::MethodInfo::of::<toolwire_proto::types::ListToolsRequest>(),
         &serde_json::from_value(json!({"cursor": "c1"})).expect("params"),
         None,
     );

@@ -14,6 +14,7 @@
 
 use super::{Decoded, Exchange, Inbound, InboundSink, Incoming, Outgoing, decode_any};
 use crate::client::error::ClientError;
+use crate::client::notification::ServerNotification;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -21,10 +22,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
 use toolwire_proto::meta::SUBSCRIPTION_ID_KEY;
-use toolwire_proto::types::{
-    CancelledNotification, LoggingMessageNotification, NotificationMethod, ProgressNotification,
-    ProgressToken,
-};
+use toolwire_proto::types::{CancelledNotification, NotificationMethod, ProgressToken};
 use toolwire_proto::{RequestId, encode_notification};
 
 struct Pending {
@@ -185,7 +183,7 @@ pub(crate) fn route(routes: &Shared, message: &[u8]) {
                 Some(p) => {
                     let _ = p.tx.send(Ok(incoming));
                 }
-                None if method == LoggingMessageNotification::METHOD => {
+                None if ServerNotification::of(method) == ServerNotification::Log => {
                     tracing::info!(target: "toolwire::client::server_log", params = ?params, "server log message");
                 }
                 None => {
@@ -207,13 +205,14 @@ fn notification_target(r: &Routes, method: &str, params: Option<&Value>) -> Opti
     {
         return serde_json::from_value(sub.clone()).ok();
     }
-    if method == CancelledNotification::METHOD {
+    let kind = ServerNotification::of(method);
+    if kind == ServerNotification::Cancelled {
         // The server ends a subscription this way.
         return params
             .and_then(|p| p.get("requestId"))
             .and_then(|id| serde_json::from_value(id.clone()).ok());
     }
-    if method == ProgressNotification::METHOD {
+    if kind == ServerNotification::Progress {
         let token: ProgressToken =
             serde_json::from_value(params?.get("progressToken")?.clone()).ok()?;
         return r
@@ -222,7 +221,7 @@ fn notification_target(r: &Routes, method: &str, params: Option<&Value>) -> Opti
             .find(|(_, p)| p.progress_token.as_ref() == Some(&token))
             .map(|(id, _)| id.clone());
     }
-    if method == LoggingMessageNotification::METHOD {
+    if kind == ServerNotification::Log {
         let mut logging = r.pending.iter().filter(|(_, p)| p.wants_logs);
         let first = logging.next()?;
         return logging.next().is_none().then(|| first.0.clone());

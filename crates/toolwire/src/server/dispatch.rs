@@ -35,6 +35,10 @@ pub(crate) enum Step {
 
 /// What the transports' entry point ([`Server::dispatch`]) made of a
 /// request.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "built and taken apart at once; boxing the usual variant would cost an allocation per request"
+)]
 pub(crate) enum Dispatch {
     /// Answered without waiting: no layer, and no handler to run.
     Ready(Outcome),
@@ -55,6 +59,10 @@ impl Dispatch {
 /// A request still to serve: what its future needs, small, so that the
 /// transport builds the (large) future in place, where it will be polled,
 /// instead of moving it there.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the usual variant, moved once into the transport's future; the rare one is boxed"
+)]
 pub(crate) enum Running {
     /// A handler to run, straight through the pipeline.
     Direct(Direct),

@@ -29,10 +29,10 @@ mod traced;
 
 pub(crate) use accept::{Accepted, InitializeParams, Prepared};
 pub use config::ServerConfig;
-#[cfg(test)]
-pub(crate) use dispatch::Step;
 #[cfg(feature = "http")]
 pub(crate) use dispatch::Running;
+#[cfg(test)]
+pub(crate) use dispatch::Step;
 pub(crate) use dispatch::{Dispatch, Job, JobKind};
 #[cfg(feature = "http")]
 pub(crate) use era::Era;

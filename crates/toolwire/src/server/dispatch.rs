@@ -8,6 +8,7 @@ use super::shape::Shape;
 use super::{Server, ServerInner, paging};
 use crate::context::Outbound;
 use crate::server::middleware::{McpRequest, Stack};
+use futures_util::future::Either;
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -61,13 +62,13 @@ impl Dispatch {
 /// instead of moving it there.
 #[allow(
     clippy::large_enum_variant,
-    reason = "the usual variant, moved once into the transport's future; the rare one is boxed"
+    reason = "moved once into the transport's future"
 )]
 pub(crate) enum Running {
     /// A handler to run, straight through the pipeline.
     Direct(Direct),
-    /// The request through the layers. Boxed: rare, and large.
-    Layered(Box<(Stack, McpRequest)>),
+    /// The request through the layers.
+    Layered(Stack, McpRequest),
 }
 
 /// [`Running::Direct`]'s parts.
@@ -87,13 +88,11 @@ impl Running {
             Self::Direct(d) => {
                 let run = d.server.run(d.job, d.cancel, d.outbound);
                 #[cfg(feature = "otel")]
-                let run = d.span.around(run);
+                return d.span.around(run).await;
+                #[cfg(not(feature = "otel"))]
                 run.await
             }
-            Self::Layered(layered) => {
-                let (stack, req) = *layered;
-                stack.serve(req).await
-            }
+            Self::Layered(stack, req) => stack.serve(req).await,
         }
     }
 }
@@ -180,7 +179,7 @@ impl Server {
                 outbound,
                 server: self.clone(),
             };
-            return Dispatch::Running(Running::Layered(Box::new((stack, req))));
+            return Dispatch::Running(Running::Layered(stack, req));
         }
         self.core(p, cancel, outbound)
     }
@@ -292,17 +291,23 @@ impl Server {
     /// Runs a job's handler. In a legacy session, a handler that may answer
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
-    async fn run(self, job: Job, cancel: CancellationToken, outbound: Option<Outbound>) -> Outcome {
+    fn run(
+        &self,
+        job: Job,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> impl Future<Output = Outcome> + Send + '_ {
         if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
             // Boxed (by the session): rare, and its state would otherwise
             // size every run.
-            return Arc::clone(session)
-                .rounds(self, job, cancel, outbound)
-                .await;
+            let rounds = Arc::clone(session).rounds(self.clone(), job, cancel, outbound);
+            return Either::Left(rounds);
         }
-        self.run_once(job, cancel, outbound).await
+        // Not an `async fn`: the usual job's future is `run_once`'s own,
+        // with no layer around it to build and move.
+        Either::Right(self.run_once(job, cancel, outbound))
     }
 
     /// One round of a job's handler.

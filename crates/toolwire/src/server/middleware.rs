@@ -41,7 +41,6 @@ use crate::context::Outbound;
 use crate::server::{Outcome, Prepared, RpcError, Server, Shape};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
-use std::convert::Infallible;
 use std::net::IpAddr;
 use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
@@ -295,39 +294,17 @@ impl McpResponse {
     }
 }
 
-/// The innermost service: the pipeline itself (the one `match` over the
-/// method, then the handler; the legacy shim's rounds inside it).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Pipeline;
-
-impl Service<McpRequest> for Pipeline {
-    type Response = McpResponse;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<McpResponse, Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
-        let McpRequest {
-            p,
-            cancel,
-            outbound,
-            server,
-        } = req;
-        Box::pin(async move {
-            Ok(McpResponse(
-                server.core(p, cancel, outbound).outcome().await,
-            ))
-        })
-    }
-}
-
 /// The layers a server was given, erased: each
 /// [`Server::with_layer`] wraps the stack so far.
 #[derive(Clone)]
-pub struct Stack(BoxCloneSyncService<McpRequest, McpResponse, BoxError>);
+pub struct Stack(Erased);
+
+/// The pipeline itself needs no box: only the layers around it are erased.
+#[derive(Clone)]
+enum Erased {
+    Pipeline,
+    Layers(BoxCloneSyncService<McpRequest, McpResponse, BoxError>),
+}
 
 impl std::fmt::Debug for Stack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -338,7 +315,7 @@ impl std::fmt::Debug for Stack {
 impl Stack {
     /// The pipeline with no layer.
     pub(crate) fn pipeline() -> Self {
-        Self(BoxCloneSyncService::new(Pipeline.map_err(BoxError::from)))
+        Self(Erased::Pipeline)
     }
 
     /// `layer` around this stack.
@@ -349,15 +326,15 @@ impl Stack {
         <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as Service<McpRequest>>::Future: Send + 'static,
     {
-        Self(BoxCloneSyncService::new(
+        Self(Erased::Layers(BoxCloneSyncService::new(
             layer.layer(self).map_err(Into::into),
-        ))
+        )))
     }
 
     /// Serves `req` through the layers; an error of a layer becomes its
     /// JSON-RPC error.
     pub(crate) async fn serve(self, req: McpRequest) -> Outcome {
-        match self.0.oneshot(req).await {
+        match self.oneshot(req).await {
             Ok(response) => response.0,
             Err(e) => outcome_of_error(&e),
         }
@@ -370,11 +347,29 @@ impl Service<McpRequest> for Stack {
     type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.0.poll_ready(cx)
+        match &mut self.0 {
+            Erased::Pipeline => Poll::Ready(Ok(())),
+            Erased::Layers(layers) => layers.poll_ready(cx),
+        }
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        self.0.call(req)
+        match &mut self.0 {
+            Erased::Pipeline => {
+                let McpRequest {
+                    p,
+                    cancel,
+                    outbound,
+                    server,
+                } = req;
+                Box::pin(async move {
+                    Ok(McpResponse(
+                        server.core(p, cancel, outbound).outcome().await,
+                    ))
+                })
+            }
+            Erased::Layers(layers) => layers.call(req),
+        }
     }
 }
 

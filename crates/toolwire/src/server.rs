@@ -153,11 +153,29 @@ pub(crate) struct ServerInner {
     pub(crate) list_failure: std::sync::RwLock<Option<ErrorObject>>,
     /// The rate limits on invocations; `None` when none is set.
     pub(crate) rate_limits: Option<Box<crate::ratelimit::RateLimits>>,
-    /// Set once a layer is added: until then a request reads only this
-    /// flag for the seam.
+    /// Set once the stack has a layer: until then a request reads only
+    /// this flag for the seam.
     pub(crate) layered: AtomicBool,
-    /// The layers around the pipeline ([`Server::with_layer`]).
-    pub(crate) layers: std::sync::RwLock<Option<Stack>>,
+    /// The layers around the pipeline: the built-in ones, then those of
+    /// [`Server::with_layer`].
+    pub(crate) layers: std::sync::RwLock<Layers>,
+}
+
+/// A layer kept to build the stack again: around the built-in layers,
+/// which are always innermost.
+type AddLayer = Arc<dyn Fn(Stack) -> Stack + Send + Sync>;
+
+/// The layers of a server, and the stack built from them.
+#[derive(Default)]
+pub(crate) struct Layers {
+    /// The stack, when it has any layer.
+    built: Option<Stack>,
+    /// Whether the scope check is on (an authenticating transport serves
+    /// this server).
+    #[cfg(feature = "auth")]
+    scopes: bool,
+    /// [`Server::with_layer`]'s layers, innermost first.
+    added: Vec<AddLayer>,
 }
 
 impl std::fmt::Debug for Server {
@@ -203,14 +221,11 @@ impl Server {
                 unknown_tool: std::sync::RwLock::new(None),
                 list_failure: std::sync::RwLock::new(None),
                 layered: AtomicBool::new(false),
-                layers: std::sync::RwLock::new(None),
+                layers: std::sync::RwLock::new(Layers::default()),
             }),
         };
-        // Innermost, so that every layer added later sees its refusals.
-        match server.inner.rate_limits {
-            Some(_) => server.with_layer(crate::server::middleware::RateLimitLayer),
-            None => server,
-        }
+        server.change_layers(|_| {});
+        server
     }
 
     /// The configuration.
@@ -242,26 +257,57 @@ impl Server {
     #[must_use]
     pub fn with_layer<L>(self, layer: L) -> Self
     where
-        L: tower::Layer<Stack>,
+        L: tower::Layer<Stack> + Send + Sync + 'static,
         L::Service:
             tower::Service<McpRequest, Response = McpResponse> + Clone + Send + Sync + 'static,
         <L::Service as tower::Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as tower::Service<McpRequest>>::Future: Send + 'static,
     {
-        if let Ok(mut layers) = self.inner.layers.write() {
-            let stack = layers.take().unwrap_or_else(Stack::pipeline);
-            *layers = Some(stack.wrap(layer));
-            self.inner.layered.store(true, Ordering::Release);
-        }
+        let add: AddLayer = Arc::new(move |stack: Stack| stack.wrap(&layer));
+        self.change_layers(|layers| layers.added.push(add));
         self
     }
 
-    /// The layers, when any was added.
+    /// Turns on the check of each request's scopes against its grant, for
+    /// a transport that authenticates: a layer inside every added one, so
+    /// that they see its `403` refusals, and outside the rate limit, so
+    /// that a refused request costs the caller nothing.
+    #[cfg(feature = "auth")]
+    pub(crate) fn check_scopes(&self) {
+        self.change_layers(|layers| layers.scopes = true);
+    }
+
+    /// Changes the layers and builds the stack again: the rate limit
+    /// innermost, then the scope check, then the added layers in order.
+    fn change_layers(&self, change: impl FnOnce(&mut Layers)) {
+        let Ok(mut layers) = self.inner.layers.write() else {
+            return;
+        };
+        change(&mut layers);
+        let mut stack = None;
+        let mut wrap = |add: &dyn Fn(Stack) -> Stack| {
+            stack = Some(add(stack.take().unwrap_or_else(Stack::pipeline)));
+        };
+        if self.inner.rate_limits.is_some() {
+            wrap(&|s: Stack| s.wrap(&middleware::RateLimitLayer));
+        }
+        #[cfg(feature = "auth")]
+        if layers.scopes {
+            wrap(&|s: Stack| s.wrap(&middleware::ScopeLayer));
+        }
+        for add in &layers.added {
+            wrap(add.as_ref());
+        }
+        self.inner.layered.store(stack.is_some(), Ordering::Release);
+        layers.built = stack;
+    }
+
+    /// The layers, when there is any.
     fn layers(&self) -> Option<Stack> {
         if !self.inner.layered.load(Ordering::Acquire) {
             return None;
         }
-        self.inner.layers.read().ok()?.clone()
+        self.inner.layers.read().ok()?.built.clone()
     }
 
     /// Whether a tool named `name` is registered.

@@ -21,6 +21,8 @@ mod endpoint;
 mod metrics;
 mod per_tool;
 mod rate;
+#[cfg(feature = "auth")]
+mod scope;
 mod select;
 mod size;
 mod timeout;
@@ -33,6 +35,8 @@ pub use endpoint::serve_metrics;
 pub use metrics::{DURATION_BUCKETS, MAX_SERIES, Metrics, MetricsLayer, MetricsService};
 pub use per_tool::PerTool;
 pub(crate) use rate::RateLimitLayer;
+#[cfg(feature = "auth")]
+pub(crate) use scope::ScopeLayer;
 pub use select::{Select, SelectService};
 pub use size::{ResponseSizeLayer, ResponseSizeService};
 pub use timeout::{ToolTimeoutLayer, ToolTimeoutService};
@@ -42,11 +46,11 @@ use crate::server::{Outcome, Prepared, RpcError, Server, Shape};
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::types::{CallToolResult, Method, RequestMeta};
 use toolwire_proto::{ErrorObject, RequestId};
-use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};
 
 /// The error type of the stack: whatever a layer fails with. Known tower
@@ -295,7 +299,8 @@ impl McpResponse {
 }
 
 /// The layers a server was given, erased: each
-/// [`Server::with_layer`] wraps the stack so far.
+/// [`Server::with_layer`] wraps the stack so far. A clone is a reference
+/// count, not a copy of the layers.
 #[derive(Clone)]
 pub struct Stack(Erased);
 
@@ -303,7 +308,30 @@ pub struct Stack(Erased);
 #[derive(Clone)]
 enum Erased {
     Pipeline,
-    Layers(BoxCloneSyncService<McpRequest, McpResponse, BoxError>),
+    Layers(Arc<dyn Serve>),
+}
+
+/// A service served by reference: each call clones the (concrete, usually
+/// cheap) service and drives it to its answer, readiness included, as
+/// tower's `oneshot` does. Unlike `BoxCloneService`, cloning the stack for
+/// a request allocates nothing.
+trait Serve: Send + Sync {
+    fn serve(&self, req: McpRequest) -> BoxFuture<'static, Result<McpResponse, BoxError>>;
+}
+
+/// [`Serve`] for a tower service.
+struct Shared<S>(S);
+
+impl<S> Serve for Shared<S>
+where
+    S: Service<McpRequest, Response = McpResponse> + Clone + Send + Sync + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    fn serve(&self, req: McpRequest) -> BoxFuture<'static, Result<McpResponse, BoxError>> {
+        let service = self.0.clone();
+        Box::pin(async move { service.oneshot(req).await.map_err(Into::into) })
+    }
 }
 
 impl std::fmt::Debug for Stack {
@@ -319,56 +347,52 @@ impl Stack {
     }
 
     /// `layer` around this stack.
-    pub(crate) fn wrap<L>(self, layer: L) -> Self
+    pub(crate) fn wrap<L>(self, layer: &L) -> Self
     where
         L: Layer<Stack>,
         L::Service: Service<McpRequest, Response = McpResponse> + Clone + Send + Sync + 'static,
         <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as Service<McpRequest>>::Future: Send + 'static,
     {
-        Self(Erased::Layers(BoxCloneSyncService::new(
-            layer.layer(self).map_err(Into::into),
-        )))
+        Self(Erased::Layers(Arc::new(Shared(layer.layer(self)))))
     }
 
     /// Serves `req` through the layers; an error of a layer becomes its
     /// JSON-RPC error.
-    pub(crate) async fn serve(self, req: McpRequest) -> Outcome {
-        match self.oneshot(req).await {
+    pub(crate) async fn serve(mut self, req: McpRequest) -> Outcome {
+        match self.call(req).await {
             Ok(response) => response.0,
             Err(e) => outcome_of_error(&e),
         }
     }
 }
 
+/// The pipeline under the layers.
+async fn pipeline(req: McpRequest) -> Outcome {
+    let McpRequest {
+        p,
+        cancel,
+        outbound,
+        server,
+    } = req;
+    server.core(p, cancel, outbound).outcome().await
+}
+
+/// Always ready: each request's own clone of the layers waits for their
+/// readiness.
 impl Service<McpRequest> for Stack {
     type Response = McpResponse;
     type Error = BoxError;
     type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
 
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        match &mut self.0 {
-            Erased::Pipeline => Poll::Ready(Ok(())),
-            Erased::Layers(layers) => layers.poll_ready(cx),
-        }
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        match &mut self.0 {
-            Erased::Pipeline => {
-                let McpRequest {
-                    p,
-                    cancel,
-                    outbound,
-                    server,
-                } = req;
-                Box::pin(async move {
-                    Ok(McpResponse(
-                        server.core(p, cancel, outbound).outcome().await,
-                    ))
-                })
-            }
-            Erased::Layers(layers) => layers.call(req),
+        match &self.0 {
+            Erased::Pipeline => Box::pin(async move { Ok(McpResponse(pipeline(req).await)) }),
+            Erased::Layers(layers) => layers.serve(req),
         }
     }
 }

@@ -30,6 +30,14 @@ pub(crate) enum RpcError {
     /// same in every era); HTTP answers it with `429` and `Retry-After` of
     /// this many seconds.
     RateLimited(ErrorObject, u64),
+    /// The caller's access token lacks scopes the operation needs (every
+    /// one of them, space-separated): `-32600` in every era; HTTP answers
+    /// `403` with an `insufficient_scope` challenge that names them, so
+    /// the client can step up.
+    ///
+    /// Spec: basic/authorization/index.mdx#scope-challenge-handling
+    #[cfg(feature = "auth")]
+    Forbidden(ErrorObject, std::sync::Arc<str>),
 }
 
 impl RpcError {
@@ -41,6 +49,8 @@ impl RpcError {
             | Self::MissingCapability(e)
             | Self::Busy(e)
             | Self::RateLimited(e, _) => e,
+            #[cfg(feature = "auth")]
+            Self::Forbidden(e, _) => e,
         }
     }
 
@@ -53,6 +63,8 @@ impl RpcError {
             )
             | (Self::Plain(e) | Self::Busy(e), Shape::Legacy(_))
             | (Self::Busy(e) | Self::RateLimited(e, _), _) => e,
+            #[cfg(feature = "auth")]
+            (Self::Forbidden(e, _), _) => e,
             (Self::ResourceNotFound(mut e), Shape::Legacy(_)) => {
                 e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
                 e
@@ -66,6 +78,18 @@ impl RpcError {
                 e
             }
         }
+    }
+}
+
+#[cfg(feature = "auth")]
+impl RpcError {
+    /// A refusal for lacking `scopes`, all that the operation needs.
+    pub(crate) fn forbidden(scopes: &[String]) -> Self {
+        let joined = scopes.join(" ");
+        let e = ErrorObject::invalid_request(format!(
+            "Forbidden: this operation needs the scopes {scopes:?}"
+        ));
+        Self::Forbidden(e, joined.into())
     }
 }
 
@@ -127,9 +151,11 @@ impl Outcome {
             },
             Self::InputRequired(required) => Reply::result(id, &required.result),
             Self::Error(e) => {
-                let retry = match *e {
+                let retry = match &*e {
                     RpcError::Busy(_) => Retry::Busy,
-                    RpcError::RateLimited(_, secs) => Retry::Limited(secs),
+                    RpcError::RateLimited(_, secs) => Retry::Limited(*secs),
+                    #[cfg(feature = "auth")]
+                    RpcError::Forbidden(_, scopes) => Retry::StepUp(std::sync::Arc::clone(scopes)),
                     _ => Retry::No,
                 };
                 let mut reply = Reply::error(Some(id), &e.into_shape(shape));
@@ -165,8 +191,8 @@ pub(crate) struct Reply {
 }
 
 /// What a [`Reply`] tells a client about retrying: HTTP answers with the
-/// status and the `Retry-After` header.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// status and the `Retry-After` or `WWW-Authenticate` header.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Retry {
     /// Not a retryable refusal.
     No,
@@ -174,6 +200,10 @@ pub(crate) enum Retry {
     Busy,
     /// [`RpcError::RateLimited`]: `429`, retry after this many seconds.
     Limited(u64),
+    /// [`RpcError::Forbidden`]: `403`, retry with a token that holds these
+    /// scopes (space-separated).
+    #[cfg(feature = "auth")]
+    StepUp(std::sync::Arc<str>),
 }
 
 impl Reply {
@@ -269,8 +299,8 @@ impl Reply {
     /// Whether the error says to retry later: a shared resource is
     /// exhausted, or the caller is over its rate limit.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn retry(&self) -> Retry {
-        self.retry
+    pub(crate) fn retry(&self) -> &Retry {
+        &self.retry
     }
 
     /// The error code, when the response is an error.

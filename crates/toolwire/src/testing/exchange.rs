@@ -113,7 +113,7 @@ impl TestClient {
             Ok(p) => p,
             Err(reply) => return Ok(Answer::Reply(reply)),
         };
-        self.authenticate(&mut p)?;
+        self.authenticate(&mut p);
         #[cfg(feature = "http")]
         if let (Some(headers), crate::server::Era::Modern) = (headers, &p.era) {
             crate::transport::http::check_metadata_headers(headers, &p, &self.server)
@@ -122,7 +122,7 @@ impl TestClient {
         #[cfg(not(feature = "http"))]
         let _ = headers;
         let served = tokio::time::timeout(self.timeout, self.execute(p)).await;
-        served.map_err(|_| TestError::Timeout(self.timeout))
+        served.map_err(|_| TestError::Timeout(self.timeout))?
     }
 
     /// The transport's boundary: the one-pass decoder, else the general
@@ -157,28 +157,23 @@ impl TestClient {
         }
     }
 
-    /// Records the caller, as an authenticating transport does; with a
-    /// grant, refuses an operation it lacks scopes for, as the HTTP
-    /// transport's `403`.
-    fn authenticate(&self, p: &mut Prepared) -> Result<(), TestError> {
+    /// Records the caller, as an authenticating transport does (whose
+    /// scope check, a layer, refuses what a grant does not allow).
+    fn authenticate(&self, p: &mut Prepared) {
         if let Some(principal) = &self.principal {
             p.set_principal(principal);
         }
         #[cfg(feature = "auth")]
         if let Some(grant) = &self.grant {
             p.set_grant(grant);
-            if let Some(scopes) = self.server.missing_scopes(p, grant) {
-                return Err(TestError::Forbidden { scopes });
-            }
         }
-        Ok(())
     }
 
     /// `Server::dispatch` (the layers, then the pipeline) with the request's outbound channel drained while
     /// it runs: notifications are collected, the legacy shim's requests
     /// answered. A panicking handler is answered `-32603`, as on every
     /// transport.
-    async fn execute(&self, p: Prepared) -> Answer {
+    async fn execute(&self, p: Prepared) -> Result<Answer, TestError> {
         let id = p.id.clone();
         let shape = p.era.shape();
         let (tx, mut rx) = mpsc::unbounded_channel::<Bytes>();
@@ -203,13 +198,21 @@ impl TestClient {
         while let Ok(msg) = rx.try_recv() {
             self.on_outbound(&msg);
         }
-        match outcome {
+        Ok(match outcome {
             Ok(outcome) => match outcome.into_reply(&id, shape) {
-                Ok(reply) => Answer::Reply(reply.into_body()),
+                // The HTTP transport's `403`, with the scopes of its challenge.
+                Ok(reply) => {
+                    #[cfg(feature = "auth")]
+                    if let crate::server::Retry::StepUp(scopes) = reply.retry() {
+                        let scopes = scopes.split(' ').map(str::to_owned).collect();
+                        return Err(TestError::Forbidden { scopes });
+                    }
+                    Answer::Reply(reply.into_body())
+                }
                 Err(sub) => Answer::Stream(sub),
             },
             Err(_) => Answer::Reply(Reply::panicked(&id).into_body()),
-        }
+        })
     }
 
     /// A message on a request's outbound channel: a notification to keep,

@@ -7,7 +7,7 @@
 //! #scope-challenge-handling; basic/authorization/authorization-server-discovery.mdx
 
 use super::body::HttpBody;
-use super::handle::{Early, error, json};
+use super::handle::{error, json};
 use super::head::Head;
 use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
 use crate::auth::scope::Grant;
@@ -101,22 +101,27 @@ impl HttpService {
         self.after_head(parts, body, head)
     }
 
-    /// Records the caller on a parsed request and checks the scopes its
-    /// operation needs: `403` with all of them otherwise.
-    pub(super) fn authorize(&self, head: &Head, p: &mut Prepared) -> Result<(), Early> {
-        let Some(grant) = &head.grant else {
-            return Ok(());
-        };
-        p.set_grant(grant);
-        match self.server.missing_scopes(p, grant) {
-            None => Ok(()),
-            Some(needed) => {
-                tracing::debug!(principal = %grant.principal, "insufficient scope");
-                Err(Box::new(
-                    self.denied(Some(&p.id), Denied::Forbidden(needed)),
-                ))
-            }
+    /// Records the caller on a parsed request; the scope check, a layer
+    /// (`middleware/scope.rs`), refuses what its grant does not allow.
+    pub(super) fn authorize(head: &Head, p: &mut Prepared) {
+        if let Some(grant) = &head.grant {
+            p.set_grant(grant);
         }
+    }
+
+    /// `403` for a request the scope check refused, with the challenge
+    /// that names every scope it needs.
+    ///
+    /// Spec: basic/authorization/index.mdx#scope-challenge-handling
+    pub(super) fn step_up(&self, scopes: &str, body: bytes::Bytes) -> Response<HttpBody> {
+        let mut res = super::handle::json(StatusCode::FORBIDDEN, body);
+        if let Some(auth) = self.shared.auth.as_ref()
+            && let Ok(value) =
+                HeaderValue::try_from(insufficient_scope(scopes, &auth.metadata_url()))
+        {
+            res.headers_mut().insert(WWW_AUTHENTICATE, value);
+        }
+        res
     }
 
     /// The answer to a refused request: the status, the challenge, and a
@@ -152,15 +157,12 @@ impl HttpService {
                 ),
                 format!("Bad Request: {why}"),
             ),
+            // The server-wide scopes, checked before the body is read.
             Denied::Forbidden(scopes) => {
                 let scopes = scopes.join(" ");
                 (
                     StatusCode::FORBIDDEN,
-                    format!(
-                        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\", error_description=\"the access token lacks a scope this operation needs\"",
-                        quoted(&scopes),
-                        auth.metadata_url()
-                    ),
+                    insufficient_scope(&scopes, &auth.metadata_url()),
                     format!("Forbidden: this operation needs the scopes {scopes:?}"),
                 )
             }
@@ -197,6 +199,15 @@ impl HttpService {
         }
         res
     }
+}
+
+/// The challenge of a `403`: the scopes the operation needs, and where
+/// the resource's metadata is.
+fn insufficient_scope(scopes: &str, metadata_url: &str) -> String {
+    format!(
+        "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{metadata_url}\", error_description=\"the access token lacks a scope this operation needs\"",
+        quoted(scopes),
+    )
 }
 
 /// The Protected Resource Metadata: public, cacheable, readable from any

@@ -116,11 +116,16 @@ fn reply(reply: Reply) -> Response<HttpBody> {
         // Spec: server/tools.mdx#security-considerations (rate limits);
         // RFC 6585 (429), RFC 9110 (Retry-After in seconds).
         Retry::Limited(secs) => {
+            let secs = *secs;
             let mut res = json(StatusCode::TOO_MANY_REQUESTS, reply.into_body());
             res.headers_mut()
                 .insert(RETRY_AFTER, HeaderValue::from(secs));
             res
         }
+        // Only an authenticating service refuses for scopes, and it answers
+        // with its challenge (`HttpService::reply_of`).
+        #[cfg(feature = "auth")]
+        Retry::StepUp(_) => json(StatusCode::FORBIDDEN, reply.into_body()),
     }
 }
 
@@ -267,9 +272,7 @@ impl HttpService {
             #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
             Ok(mut prepared) => {
                 #[cfg(feature = "auth")]
-                if head.grant.is_some() {
-                    self.authorize(head, &mut prepared)?;
-                }
+                Self::authorize(head, &mut prepared);
                 return self
                     .check_headers(headers, prepared, permit)
                     .map(Route::Modern);
@@ -289,9 +292,7 @@ impl HttpService {
             #[cfg_attr(not(feature = "auth"), allow(unused_mut))]
             Accepted::Request(mut p) => {
                 #[cfg(feature = "auth")]
-                if head.grant.is_some() {
-                    self.authorize(head, &mut p)?;
-                }
+                Self::authorize(head, &mut p);
                 match (&p.era, session) {
                     (Era::Legacy(_), Some(session)) => {
                         // Spec (2025-11-25): basic/transports.mdx#protocol-version-header
@@ -540,7 +541,7 @@ impl HttpService {
             First::Answer(Ok(r)) => {
                 guard.disarm();
                 let Ok(note) = notes.try_recv() else {
-                    return reply(r);
+                    return self.reply_of(r);
                 };
                 // The handler notified and finished within one poll: the
                 // notifications still go first, so this is a (short) stream.
@@ -593,12 +594,23 @@ impl HttpService {
         }
     }
 
+    /// The response for a reply of the pipeline: with the resource
+    /// server's challenge when it refused for scopes.
+    pub(super) fn reply_of(&self, r: Reply) -> Response<HttpBody> {
+        #[cfg(feature = "auth")]
+        if let Retry::StepUp(scopes) = r.retry() {
+            let scopes = std::sync::Arc::clone(scopes);
+            return self.step_up(&scopes, r.into_body());
+        }
+        reply(r)
+    }
+
     /// The response for what the pipeline answered: a reply, or a listen
     /// stream, which is bounded by the server's listener limit rather than
     /// by the request limit or the request timeout.
     fn answer(&self, answer: Answer, id: &RequestId, permit: Permit) -> Response<HttpBody> {
         let subscription = match answer {
-            Ok(r) => return reply(r),
+            Ok(r) => return self.reply_of(r),
             Err(subscription) => subscription,
         };
         drop(permit);

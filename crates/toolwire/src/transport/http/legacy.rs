@@ -157,8 +157,13 @@ impl HttpService {
         let keep_alive = self.shared.config.sse_keep_alive;
         let mut call = LegacyCall::new(handler, notes, token, keep_alive, permit);
         match poll_fn(|cx| call.poll_first(cx)).await {
+            // The scope check's refusal is a `403` in this era too.
+            #[cfg(feature = "auth")]
+            Some(reply) if matches!(reply.retry(), crate::server::Retry::StepUp(_)) => {
+                self.reply_of(reply)
+            }
             // Spec (2025-11-25): JSON-RPC errors travel with 200.
-            Some(reply) => json(StatusCode::OK, reply),
+            Some(reply) => json(StatusCode::OK, reply.into_body()),
             None => sse(HttpBody::stream(Box::pin(call))),
         }
     }
@@ -305,9 +310,9 @@ impl LegacyCall {
 
     /// The response to send as JSON, or `None` once the exchange must be a
     /// stream (the handler sent something first, or was cancelled).
-    fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+    fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<Option<Reply>> {
         match self.advance(cx) {
-            Some(reply) if self.queued.is_empty() => Poll::Ready(Some(reply.into_body())),
+            Some(reply) if self.queued.is_empty() => Poll::Ready(Some(reply)),
             Some(reply) => {
                 push_event(&mut self.queued, reply.body());
                 Poll::Ready(None)

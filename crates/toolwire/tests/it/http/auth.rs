@@ -380,3 +380,74 @@ async fn a_legacy_subscription_carries_no_update_the_caller_may_not_read() {
     let seen = String::from_utf8_lossy(&stream.buf);
     assert!(!seen.contains("test://vault/7"), "{seen}");
 }
+
+/// The scope check is a layer inside the added ones: an audit layer sees
+/// each `403` refusal, in both eras, as an error of the operation it
+/// refused, with the caller; and the refusal still reaches the client as
+/// `403` with the challenge.
+#[tokio::test]
+async fn the_audit_layer_sees_scope_refusals_in_both_eras() {
+    use std::sync::Mutex;
+    use toolwire::middleware::AuditLayer;
+    /// Method, principal, outcome kind and error code.
+    type Seen = (String, Option<String>, String, Option<i32>);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let server = server().with_layer(AuditLayer::with_sink(move |r| {
+        sink.lock().expect("lock").push((
+            r.method.clone(),
+            r.principal.clone(),
+            r.outcome.to_owned(),
+            r.code,
+        ));
+    }));
+    let (addr, _) = start_with(server, true).await;
+    let call = body(1, "tools/call", json!({"name": "secret"}));
+    let r = send(addr, Some("a"), &call).await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert!(
+        r.header("www-authenticate")
+            .is_some_and(|c| c.contains("scope=\"admin read\""))
+    );
+
+    // A legacy session's call of the same tool.
+    let legacy = |b: &Value, sid: Option<&str>| {
+        let mut req = Req::post(b)
+            .without("Mcp-Method")
+            .without("Mcp-Name")
+            .set("MCP-Protocol-Version", "2025-11-25")
+            .set("Authorization", "Bearer a");
+        if let Some(sid) = sid {
+            req = req.set("Mcp-Session-Id", sid);
+        }
+        req
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "auth-it", "version": "0"}}});
+    let r = legacy(&init, None)
+        .without("MCP-Protocol-Version")
+        .send(addr)
+        .await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    let sid = r.header("mcp-session-id").expect("session").to_owned();
+    let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(legacy(&done, Some(&sid)).send(addr).await.status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "secret", "arguments": {}}});
+    let r = legacy(&call, Some(&sid)).send(addr).await;
+    assert_eq!(r.status, 403, "{}", r.text());
+    assert_eq!(r.json()["id"], 2);
+    assert!(
+        r.header("www-authenticate")
+            .is_some_and(|c| c.contains("insufficient_scope"))
+    );
+
+    let seen = seen.lock().expect("lock").clone();
+    let refusals: Vec<_> = seen.iter().filter(|r| r.0 == "tools/call").collect();
+    assert_eq!(refusals.len(), 2, "{seen:?}");
+    for r in refusals {
+        assert_eq!(r.1.as_deref(), Some("https://as.test user-a"), "{seen:?}");
+        assert_eq!((r.2.as_str(), r.3), ("error", Some(-32600)), "{seen:?}");
+    }
+}

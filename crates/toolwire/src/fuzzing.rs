@@ -42,7 +42,7 @@ fn describe(mut p: Prepared) -> (String, Option<Value>) {
     let raw = p.params.raw.take();
     let text = format!(
         "{:?} {:?} {:?} {:?} {:?}",
-        p.id, p.method, p.params, p.meta, p.principal
+        p.id, p.method, p.params, p.meta, p.who
     );
     (text, raw.map(|r| r.arguments()))
 }

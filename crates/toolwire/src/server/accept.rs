@@ -198,13 +198,8 @@ pub(crate) struct Prepared {
     pub(crate) method: Method,
     pub(crate) params: Params,
     pub(crate) meta: Arc<RequestMeta>,
-    /// Who made the request, when the transport authenticated them. Sealed
-    /// `requestState` is bound to it.
-    pub(crate) principal: Option<Arc<str>>,
-    /// The caller's granted scopes, when the transport's resource server
-    /// authenticated them: lists show only what they may use.
-    #[cfg(feature = "auth")]
-    pub(crate) grant: Option<Arc<crate::auth::scope::Grant>>,
+    /// Who made the request, as the transport authenticated them.
+    pub(crate) who: Who,
     /// The client's IP address, when the transport knows it: an
     /// unauthenticated caller's rate-limit key.
     pub(crate) peer: Option<IpAddr>,
@@ -229,9 +224,7 @@ impl Prepared {
             method,
             params,
             meta,
-            principal: None,
-            #[cfg(feature = "auth")]
-            grant: None,
+            who: Who::Anonymous,
             peer: None,
             era,
         }
@@ -245,9 +238,7 @@ impl Prepared {
             method: self.method.clone(),
             params,
             meta: Arc::clone(&self.meta),
-            principal: self.principal.clone(),
-            #[cfg(feature = "auth")]
-            grant: self.grant.clone(),
+            who: self.who.clone(),
             peer: self.peer,
             era: self.era.clone(),
         }
@@ -257,21 +248,41 @@ impl Prepared {
     /// subject) and its granted scopes.
     #[cfg(feature = "auth")]
     pub(crate) fn set_grant(&mut self, grant: &Arc<crate::auth::scope::Grant>) {
-        self.principal = Some(Arc::clone(&grant.principal));
-        self.grant = Some(Arc::clone(grant));
+        self.who = Who::Granted(Arc::clone(grant));
     }
 
     /// Records a caller known by principal alone, without a grant (the
     /// test kit's `with_principal`).
     #[cfg_attr(not(feature = "testing"), allow(dead_code))]
     pub(crate) fn set_principal(&mut self, principal: &Arc<str>) {
-        self.principal = Some(Arc::clone(principal));
+        self.who = Who::Principal(Arc::clone(principal));
+    }
+
+    /// Who made the request (issuer and subject), when the transport
+    /// authenticated them. Sealed `requestState` is bound to it.
+    pub(crate) fn principal(&self) -> Option<&Arc<str>> {
+        match &self.who {
+            Who::Anonymous => None,
+            Who::Principal(principal) => Some(principal),
+            #[cfg(feature = "auth")]
+            Who::Granted(grant) => Some(&grant.principal),
+        }
+    }
+
+    /// The caller's granted scopes, when the transport's resource server
+    /// authenticated them: lists show only what they may use.
+    #[cfg(feature = "auth")]
+    pub(crate) fn grant(&self) -> Option<&Arc<crate::auth::scope::Grant>> {
+        match &self.who {
+            Who::Granted(grant) => Some(grant),
+            _ => None,
+        }
     }
 
     /// Who the request counts against for rate limits: the principal,
     /// else the client's address, else the process.
     pub(crate) fn caller(&self) -> Caller {
-        match (&self.principal, self.peer) {
+        match (self.principal(), self.peer) {
             (Some(principal), _) => Caller::Principal(Arc::clone(principal)),
             (None, Some(ip)) => Caller::Addr(ip),
             (None, None) => Caller::Process,
@@ -281,6 +292,32 @@ impl Prepared {
     /// `_meta`'s protocol version (present: checked when prepared).
     pub(crate) fn protocol_version(&self) -> &str {
         self.meta.protocol_version.as_deref().unwrap_or_default()
+    }
+}
+
+/// Who made a request, as its transport authenticated them: the principal
+/// is kept once, in the grant when there is one.
+#[derive(Debug, Clone)]
+pub(crate) enum Who {
+    /// Not authenticated (stdio, or HTTP without a resource server).
+    Anonymous,
+    /// Known by principal alone (the test kit's `with_principal`).
+    #[cfg_attr(not(feature = "testing"), allow(dead_code))]
+    Principal(Arc<str>),
+    /// Verified by the resource server, with the scopes granted.
+    #[cfg(feature = "auth")]
+    Granted(Arc<crate::auth::scope::Grant>),
+}
+
+impl Who {
+    /// The principal, for the handler's context.
+    pub(crate) fn into_principal(self) -> Option<Arc<str>> {
+        match self {
+            Self::Anonymous => None,
+            Self::Principal(principal) => Some(principal),
+            #[cfg(feature = "auth")]
+            Self::Granted(grant) => Some(Arc::clone(&grant.principal)),
+        }
     }
 }
 

@@ -55,7 +55,7 @@ impl Scoped for ResourceTemplate {
 /// depends on the grant (some entry needs scopes); `None` otherwise, and
 /// always without a grant, so the shared pages serve it.
 pub(crate) fn visible<T: Scoped>(p: &Prepared, snapshot: &Snapshot<T>) -> Option<Vec<T>> {
-    let grant = p.grant.as_deref()?;
+    let grant = p.grant()?;
     let items = snapshot.items();
     let scoped =
         grant.policy.scopes_any(T::KIND) || items.iter().any(|t| !t.own_scopes().is_empty());

@@ -157,7 +157,7 @@ impl Server {
             done: false,
             _slot: slot,
             #[cfg(feature = "auth")]
-            grant: p.grant.clone(),
+            grant: p.grant().cloned(),
         })
     }
 

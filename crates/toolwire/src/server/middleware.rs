@@ -138,7 +138,7 @@ impl McpRequest {
     /// The authenticated caller (issuer and subject), when the HTTP
     /// transport's resource server is on, or a test set one.
     pub fn principal(&self) -> Option<&str> {
-        self.p.principal.as_deref()
+        self.p.principal().map(|p| &**p)
     }
 
     /// The client's address, on HTTP.

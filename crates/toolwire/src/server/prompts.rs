@@ -118,7 +118,7 @@ impl Server {
             Err(e) => return Outcome::error(e),
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
-            .with_principal(p.principal)
+            .with_principal(p.who.into_principal())
             .with_round(input);
         let outcome = (prompt.inner.handler)(args, cx.clone()).await;
         cx.finish();

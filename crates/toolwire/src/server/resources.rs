@@ -208,7 +208,7 @@ impl Server {
                 Err(outcome) => return outcome,
             };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
-            .with_principal(p.principal)
+            .with_principal(p.who.into_principal())
             .with_round(input);
         let outcome = (reader.handler)(vars, cx.clone()).await;
         cx.finish();

@@ -97,7 +97,7 @@ impl Server {
                 let Some(keys) = self.state_keys() else {
                     return Err(no_keys());
                 };
-                let binding = Binding::new(M::METHOD, target, arguments, p.principal.as_deref());
+                let binding = Binding::new(M::METHOD, target, arguments, p.principal().map(|p| &**p));
                 match seal::open(keys, &binding, &sealed, SystemTime::now()) {
                     Ok(opened) => (
                         opened.round.saturating_add(1),
@@ -128,7 +128,7 @@ impl Server {
         let mrtr = Mrtr {
             meta: Arc::clone(&p.meta),
             method: M::METHOD,
-            principal: p.principal.clone(),
+            principal: p.principal().cloned(),
             binding,
             round,
         };

@@ -115,7 +115,7 @@ impl Server {
             None => cancel,
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
-            .with_principal(p.principal)
+            .with_principal(p.who.into_principal())
             .with_round(input);
         let outcome = match timed {
             None => (tool.handler)(args, cx.clone()).await,

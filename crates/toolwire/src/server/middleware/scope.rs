@@ -38,7 +38,7 @@ impl Around for ScopeLayer {
         N: FnOnce(McpRequest) -> F,
         F: Future<Output = Result<McpResponse, BoxError>> + Send + 'static,
     {
-        if let Some(grant) = req.p.grant.as_deref()
+        if let Some(grant) = req.p.grant()
             && let Some(needed) = req.server.missing_scopes(&req.p, grant)
         {
             tracing::debug!(principal = %grant.principal, "insufficient scope");

@@ -291,17 +291,16 @@ impl<'de> Deserialize<'de> for RequestMeta {
                 self,
                 mut map: A,
             ) -> Result<RequestMeta, A::Error> {
-                fn once<T, E: serde::de::Error>(
-                    slot: &mut Option<T>,
-                    value: Option<T>,
-                    key: &'static str,
-                    seen: &mut bool,
-                ) -> Result<(), E> {
-                    if std::mem::replace(seen, true) {
-                        return Err(E::duplicate_field(key));
-                    }
-                    *slot = value;
-                    Ok(())
+                // A member read straight into its slot (not through a
+                // helper that takes it by value: the larger values, the
+                // capabilities and the client info, are then not copied).
+                macro_rules! once {
+                    ($slot:expr, $read:expr, $key:literal, $seen:expr) => {{
+                        if std::mem::replace($seen, true) {
+                            return Err(serde::de::Error::duplicate_field($key));
+                        }
+                        $slot = $read;
+                    }};
                 }
                 // The trace context keys: a string is typed, anything else
                 // stays in `other` (W3C Trace Context ignores a malformed
@@ -333,36 +332,36 @@ impl<'de> Deserialize<'de> for RequestMeta {
                 let mut seen = [false; 8];
                 while let Some(key) = map.next_key::<MetaKey>()? {
                     match key {
-                        MetaKey::ProtocolVersion => once(
-                            &mut out.protocol_version,
+                        MetaKey::ProtocolVersion => once!(
+                            out.protocol_version,
                             map.next_value()?,
                             "io.modelcontextprotocol/protocolVersion",
-                            &mut seen[0],
-                        )?,
-                        MetaKey::ClientCapabilities => once(
-                            &mut out.client_capabilities,
+                            &mut seen[0]
+                        ),
+                        MetaKey::ClientCapabilities => once!(
+                            out.client_capabilities,
                             map.next_value()?,
                             "io.modelcontextprotocol/clientCapabilities",
-                            &mut seen[1],
-                        )?,
-                        MetaKey::ClientInfo => once(
-                            &mut out.client_info,
+                            &mut seen[1]
+                        ),
+                        MetaKey::ClientInfo => once!(
+                            out.client_info,
                             map.next_value_seed(Checked::new())?,
                             "io.modelcontextprotocol/clientInfo",
-                            &mut seen[2],
-                        )?,
-                        MetaKey::LogLevel => once(
-                            &mut out.log_level,
+                            &mut seen[2]
+                        ),
+                        MetaKey::LogLevel => once!(
+                            out.log_level,
                             map.next_value()?,
                             "io.modelcontextprotocol/logLevel",
-                            &mut seen[3],
-                        )?,
-                        MetaKey::ProgressToken => once(
-                            &mut out.progress_token,
+                            &mut seen[3]
+                        ),
+                        MetaKey::ProgressToken => once!(
+                            out.progress_token,
                             map.next_value()?,
                             "progressToken",
-                            &mut seen[4],
-                        )?,
+                            &mut seen[4]
+                        ),
                         MetaKey::Traceparent => {
                             trace_key(&mut map, &mut out, "traceparent", &mut seen[5])?;
                         }

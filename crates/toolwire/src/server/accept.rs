@@ -212,6 +212,7 @@ impl Prepared {
     /// decided, no caller recorded yet (the transport records it with
     /// [`set_grant`](Self::set_grant) or [`set_principal`](Self::set_principal)
     /// and its client's address in `peer`).
+    #[inline(always)]
     fn new(
         id: RequestId,
         method: Method,

@@ -97,7 +97,8 @@ impl Server {
                 let Some(keys) = self.state_keys() else {
                     return Err(no_keys());
                 };
-                let binding = Binding::new(M::METHOD, target, arguments, p.principal().map(|p| &**p));
+                let binding =
+                    Binding::new(M::METHOD, target, arguments, p.principal().map(|p| &**p));
                 match seal::open(keys, &binding, &sealed, SystemTime::now()) {
                     Ok(opened) => (
                         opened.round.saturating_add(1),

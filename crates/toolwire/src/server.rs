@@ -170,10 +170,6 @@ type AddLayer = Arc<dyn Fn(Stack) -> Stack + Send + Sync>;
 pub(crate) struct Layers {
     /// The stack, when it has any layer.
     built: Option<Stack>,
-    /// Whether the scope check is on (an authenticating transport serves
-    /// this server).
-    #[cfg(feature = "auth")]
-    scopes: bool,
     /// [`Server::with_layer`]'s layers, innermost first.
     added: Vec<AddLayer>,
 }
@@ -268,17 +264,8 @@ impl Server {
         self
     }
 
-    /// Turns on the check of each request's scopes against its grant, for
-    /// a transport that authenticates: a layer inside every added one, so
-    /// that they see its `403` refusals, and outside the rate limit, so
-    /// that a refused request costs the caller nothing.
-    #[cfg(feature = "auth")]
-    pub(crate) fn check_scopes(&self) {
-        self.change_layers(|layers| layers.scopes = true);
-    }
-
     /// Changes the layers and builds the stack again: the rate limit
-    /// innermost, then the scope check, then the added layers in order.
+    /// innermost, then the added layers in order.
     fn change_layers(&self, change: impl FnOnce(&mut Layers)) {
         let Ok(mut layers) = self.inner.layers.write() else {
             return;
@@ -290,10 +277,6 @@ impl Server {
         };
         if self.inner.rate_limits.is_some() {
             wrap(&|s: Stack| s.wrap(&middleware::RateLimitLayer));
-        }
-        #[cfg(feature = "auth")]
-        if layers.scopes {
-            wrap(&|s: Stack| s.wrap(&middleware::ScopeLayer));
         }
         for add in &layers.added {
             wrap(add.as_ref());

@@ -253,7 +253,6 @@ impl TestClient {
         };
         self.principal = Some(principal);
         self.grant = Some(Arc::new(grant));
-        self.server.check_scopes();
         self
     }
 

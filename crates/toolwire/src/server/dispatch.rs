@@ -222,6 +222,15 @@ impl Server {
         {
             return Step::Done(Outcome::error(e));
         }
+        // Spec: basic/authorization/index.mdx#scope-challenge-handling —
+        // inside every layer, so that an audit log sees the refusal.
+        #[cfg(feature = "auth")]
+        if let Some(grant) = p.grant()
+            && let Some(needed) = self.missing_scopes(&p, grant)
+        {
+            tracing::debug!(principal = %grant.principal, "insufficient scope");
+            return Step::Done(Outcome::error(RpcError::forbidden(&needed)));
+        }
         let kind = match (&p.method, p.era.session()) {
             (Method::Discover, _) => return Step::Done(self.discover(&p)),
             (Method::ListTools, _) => return Step::Done(self.list_tools(&p)),

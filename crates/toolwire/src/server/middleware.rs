@@ -21,8 +21,6 @@ mod endpoint;
 mod metrics;
 mod per_tool;
 mod rate;
-#[cfg(feature = "auth")]
-mod scope;
 mod select;
 mod size;
 mod timeout;
@@ -35,8 +33,6 @@ pub use endpoint::serve_metrics;
 pub use metrics::{DURATION_BUCKETS, MAX_SERIES, Metrics, MetricsLayer, MetricsService};
 pub use per_tool::PerTool;
 pub(crate) use rate::RateLimitLayer;
-#[cfg(feature = "auth")]
-pub(crate) use scope::ScopeLayer;
 pub use select::{Select, SelectService};
 pub use size::{ResponseSizeLayer, ResponseSizeService};
 pub use timeout::{ToolTimeoutLayer, ToolTimeoutService};
@@ -301,8 +297,22 @@ impl McpResponse {
 /// The layers a server was given, erased: each
 /// [`Server::with_layer`] wraps the stack so far. A clone is a reference
 /// count, not a copy of the layers.
-#[derive(Clone)]
-pub struct Stack(Erased);
+pub struct Stack {
+    erased: Erased,
+    /// The layers below, cloned for one request when a layer above asks
+    /// for readiness (a concurrency limit's permit, say), so that a layer
+    /// such as load shedding sees that they are not ready.
+    ready: Option<Box<dyn Ready>>,
+}
+
+impl Clone for Stack {
+    fn clone(&self) -> Self {
+        Self {
+            erased: self.erased.clone(),
+            ready: None,
+        }
+    }
+}
 
 /// The pipeline itself needs no box: only the layers around it are erased.
 #[derive(Clone)]
@@ -317,6 +327,15 @@ enum Erased {
 /// a request allocates nothing.
 trait Serve: Send + Sync {
     fn serve(&self, req: McpRequest) -> BoxFuture<'static, Result<McpResponse, BoxError>>;
+
+    /// A clone of the service, to be made ready and then called.
+    fn ready(&self) -> Box<dyn Ready>;
+}
+
+/// One clone of the layers, between readiness and its call.
+trait Ready: Send + Sync {
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
+    fn start(&mut self, req: McpRequest) -> BoxFuture<'static, Result<McpResponse, BoxError>>;
 }
 
 /// [`Serve`] for a tower service.
@@ -332,6 +351,26 @@ where
         let service = self.0.clone();
         Box::pin(async move { service.oneshot(req).await.map_err(Into::into) })
     }
+
+    fn ready(&self) -> Box<dyn Ready> {
+        Box::new(self.0.clone())
+    }
+}
+
+impl<S> Ready for S
+where
+    S: Service<McpRequest, Response = McpResponse> + Send + Sync + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send + 'static,
+{
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Service::poll_ready(self, cx).map_err(Into::into)
+    }
+
+    fn start(&mut self, req: McpRequest) -> BoxFuture<'static, Result<McpResponse, BoxError>> {
+        let future = Service::call(self, req);
+        Box::pin(async move { future.await.map_err(Into::into) })
+    }
 }
 
 impl std::fmt::Debug for Stack {
@@ -343,7 +382,10 @@ impl std::fmt::Debug for Stack {
 impl Stack {
     /// The pipeline with no layer.
     pub(crate) fn pipeline() -> Self {
-        Self(Erased::Pipeline)
+        Self {
+            erased: Erased::Pipeline,
+            ready: None,
+        }
     }
 
     /// `layer` around this stack.
@@ -354,7 +396,10 @@ impl Stack {
         <L::Service as Service<McpRequest>>::Error: Into<BoxError>,
         <L::Service as Service<McpRequest>>::Future: Send + 'static,
     {
-        Self(Erased::Layers(Arc::new(Shared(layer.layer(self)))))
+        Self {
+            erased: Erased::Layers(Arc::new(Shared(layer.layer(self)))),
+            ready: None,
+        }
     }
 
     /// Serves `req` through the layers; an error of a layer becomes its
@@ -378,19 +423,26 @@ async fn pipeline(req: McpRequest) -> Outcome {
     server.core(p, cancel, outbound).outcome().await
 }
 
-/// Always ready: each request's own clone of the layers waits for their
-/// readiness.
+/// Ready as the layers inside are: the first `poll_ready` of a clone
+/// clones them for the request. Called without it (as the outermost
+/// stack is), a request waits for their readiness itself.
 impl Service<McpRequest> for Stack {
     type Response = McpResponse;
     type Error = BoxError;
     type Future = BoxFuture<'static, Result<McpResponse, BoxError>>;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        match &self.erased {
+            Erased::Pipeline => Poll::Ready(Ok(())),
+            Erased::Layers(layers) => self.ready.get_or_insert_with(|| layers.ready()).poll(cx),
+        }
     }
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
-        match &self.0 {
+        if let Some(mut ready) = self.ready.take() {
+            return ready.start(req);
+        }
+        match &self.erased {
             Erased::Pipeline => Box::pin(async move { Ok(McpResponse(pipeline(req).await)) }),
             Erased::Layers(layers) => layers.serve(req),
         }

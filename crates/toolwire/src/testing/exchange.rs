@@ -157,8 +157,8 @@ impl TestClient {
         }
     }
 
-    /// Records the caller, as an authenticating transport does (whose
-    /// scope check, a layer, refuses what a grant does not allow).
+    /// Records the caller, as an authenticating transport does (the
+    /// pipeline's scope check refuses what a grant does not allow).
     fn authenticate(&self, p: &mut Prepared) {
         if let Some(principal) = &self.principal {
             p.set_principal(principal);

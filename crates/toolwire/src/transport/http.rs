@@ -257,10 +257,6 @@ impl HttpService {
             .auth
             .clone()
             .map(|a| crate::auth::Authenticator::new(a, config.path.as_deref()));
-        #[cfg(feature = "auth")]
-        if auth.is_some() {
-            server.check_scopes();
-        }
         Self {
             server,
             shared: Arc::new(Shared {

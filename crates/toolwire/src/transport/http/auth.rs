@@ -101,8 +101,8 @@ impl HttpService {
         self.after_head(parts, body, head)
     }
 
-    /// Records the caller on a parsed request; the scope check, a layer
-    /// (`middleware/scope.rs`), refuses what its grant does not allow.
+    /// Records the caller on a parsed request; the pipeline's scope check
+    /// (`Server::step`) refuses what its grant does not allow.
     pub(super) fn authorize(head: &Head, p: &mut Prepared) {
         if let Some(grant) = &head.grant {
             p.set_grant(grant);

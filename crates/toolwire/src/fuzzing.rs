@@ -77,7 +77,7 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
                 && let Accepted::Initialize(id, init) =
                     server.accept(again, Some(legacy::for_pipeline(legacy_session())))
             {
-                let _ = legacy::open(server, &id, init);
+                let _ = legacy::open(server, &id, *init);
             }
             Some(match server.accept(req, None) {
                 Accepted::Request(p) => Ok(p),

@@ -281,16 +281,33 @@ impl<'de> Deserialize<'de> for MetaKey {
 // and the typed `clientInfo` through `UniqueKeys`.
 impl<'de> Deserialize<'de> for RequestMeta {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct MetaVisitor;
-        impl<'de> serde::de::Visitor<'de> for MetaVisitor {
-            type Value = RequestMeta;
+        let mut out = RequestMeta::default();
+        Self::deserialize_into(d, &mut out)?;
+        Ok(out)
+    }
+}
+
+impl RequestMeta {
+    /// Reads a `_meta` object into `out`, which should be empty (as
+    /// [`Default`] makes it): the decoder of a request builds the `Arc` it
+    /// keeps `_meta` in first and reads into it, so that the value, a few
+    /// hundred bytes, is not moved from the stack into the heap.
+    ///
+    /// # Errors
+    ///
+    /// As [`Deserialize::deserialize`]: anything but an object, a member
+    /// of the wrong type, or a member name given twice.
+    pub fn deserialize_into<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        out: &mut RequestMeta,
+    ) -> Result<(), D::Error> {
+        struct MetaVisitor<'a>(&'a mut RequestMeta);
+        impl<'de> serde::de::Visitor<'de> for MetaVisitor<'_> {
+            type Value = ();
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("the request _meta object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<RequestMeta, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
                 // A member read straight into its slot (not through a
                 // helper that takes it by value: the larger values, the
                 // capabilities and the client info, are then not copied).
@@ -328,7 +345,7 @@ impl<'de> Deserialize<'de> for RequestMeta {
                     }
                     Ok(())
                 }
-                let mut out = RequestMeta::default();
+                let out = self.0;
                 let mut seen = [false; 8];
                 while let Some(key) = map.next_key::<MetaKey>()? {
                     match key {
@@ -363,13 +380,13 @@ impl<'de> Deserialize<'de> for RequestMeta {
                             &mut seen[4]
                         ),
                         MetaKey::Traceparent => {
-                            trace_key(&mut map, &mut out, "traceparent", &mut seen[5])?;
+                            trace_key(&mut map, out, "traceparent", &mut seen[5])?;
                         }
                         MetaKey::Tracestate => {
-                            trace_key(&mut map, &mut out, "tracestate", &mut seen[6])?;
+                            trace_key(&mut map, out, "tracestate", &mut seen[6])?;
                         }
                         MetaKey::Baggage => {
-                            trace_key(&mut map, &mut out, "baggage", &mut seen[7])?;
+                            trace_key(&mut map, out, "baggage", &mut seen[7])?;
                         }
                         MetaKey::Other(key) => {
                             let UniqueValue(value) = map.next_value()?;
@@ -382,10 +399,10 @@ impl<'de> Deserialize<'de> for RequestMeta {
                         }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
-        d.deserialize_map(MetaVisitor)
+        d.deserialize_map(MetaVisitor(out))
     }
 }
 

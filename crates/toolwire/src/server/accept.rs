@@ -178,10 +178,32 @@ fn checked<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Resul
     T::deserialize(UniqueKeys::new(d))
 }
 
-/// `_meta` read in place and moved into its `Arc` once (serde's own `Arc`
-/// reads into a `Box` first, then copies it into the `Arc`).
+/// `_meta` read straight into its `Arc` (serde's own `Arc` reads into a
+/// `Box` first and copies it into the `Arc`; reading a value and then
+/// moving it in copies it as well).
 fn shared<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Arc<RequestMeta>>, D::Error> {
-    Option::<RequestMeta>::deserialize(d).map(|m| m.map(Arc::new))
+    struct Shared;
+    impl<'de> serde::de::Visitor<'de> for Shared {
+        type Value = Option<Arc<RequestMeta>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the request _meta object or null")
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            let mut meta = Arc::new(RequestMeta::default());
+            // Just made: no other reference.
+            if let Some(slot) = Arc::get_mut(&mut meta) {
+                RequestMeta::deserialize_into(d, slot)?;
+            }
+            Ok(Some(meta))
+        }
+    }
+    d.deserialize_option(Shared)
 }
 
 /// `Some(value)` whenever the member is present, even when it is `null`;
@@ -192,8 +214,15 @@ fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Box<Value>>,
 
 /// A request whose envelope and common parameters have been read, whose
 /// era is decided, and whose `_meta` has the members the era requires.
+///
+/// Boxed once, where the boundary reads it: the request passes by value
+/// through the pipeline, every layer and the handler's future, and a box
+/// moves as one pointer where the parts are some 300 bytes.
+pub(crate) type Prepared = Box<PreparedRequest>;
+
+/// [`Prepared`]'s parts.
 #[derive(Debug)]
-pub(crate) struct Prepared {
+pub(crate) struct PreparedRequest {
     pub(crate) id: RequestId,
     pub(crate) method: Method,
     pub(crate) params: Params,
@@ -207,7 +236,7 @@ pub(crate) struct Prepared {
     pub(crate) era: Era,
 }
 
-impl Prepared {
+impl PreparedRequest {
     /// The one constructor: a request as the boundary read it, its era
     /// decided, no caller recorded yet (the transport records it with
     /// [`set_grant`](Self::set_grant) or [`set_principal`](Self::set_principal)
@@ -219,8 +248,8 @@ impl Prepared {
         params: Params,
         meta: Arc<RequestMeta>,
         era: Era,
-    ) -> Self {
-        Self {
+    ) -> Prepared {
+        Box::new(Self {
             id,
             method,
             params,
@@ -228,13 +257,13 @@ impl Prepared {
             who: Who::Anonymous,
             peer: None,
             era,
-        }
+        })
     }
 
     /// The same request with other `params`, the caller and era kept: the
     /// next round of the legacy MRTR shim.
-    pub(crate) fn with_params(&self, params: Params) -> Self {
-        Self {
+    pub(crate) fn with_params(&self, params: Params) -> Prepared {
+        Box::new(Self {
             id: self.id.clone(),
             method: self.method.clone(),
             params,
@@ -242,7 +271,7 @@ impl Prepared {
             who: self.who.clone(),
             peer: self.peer,
             era: self.era.clone(),
-        }
+        })
     }
 
     /// Records the authenticated caller: its principal (issuer and
@@ -329,7 +358,8 @@ pub(crate) enum Accepted {
     Request(Prepared),
     /// A legacy `initialize` (the legacy shape, no modern `_meta`): the
     /// transport opens a session with `legacy::open`.
-    Initialize(RequestId, InitializeParams),
+    /// (Boxed: rare, and larger than a request.)
+    Initialize(RequestId, Box<InitializeParams>),
     /// Refused before the pipeline, answered in `Shape` (which the HTTP
     /// transport reads).
     Refused(
@@ -401,11 +431,11 @@ impl Server {
             if method == Method::Initialize
                 && let Some(init) = initialize::parse_initialize(&params)
             {
-                return Accepted::Initialize(id, init);
+                return Accepted::Initialize(id, Box::new(init));
             }
             if let Some(session) = session {
                 let meta = session.request_meta(self, params.meta.take());
-                return Accepted::Request(Prepared::new(
+                return Accepted::Request(PreparedRequest::new(
                     id,
                     method,
                     params,
@@ -438,7 +468,7 @@ impl Server {
                 };
             }
         }
-        Accepted::Request(Prepared::new(id, method, params, meta, Era::Modern))
+        Accepted::Request(PreparedRequest::new(id, method, params, meta, Era::Modern))
     }
 
     /// [`accept`](Self::accept) with no session, for tests: a legacy
@@ -475,6 +505,6 @@ impl Server {
         };
         // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.
         params.raw = Some(RawParams::Message(message));
-        Ok(Prepared::new(id, method, params, meta, Era::Modern))
+        Ok(PreparedRequest::new(id, method, params, meta, Era::Modern))
     }
 }

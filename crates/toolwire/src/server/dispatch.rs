@@ -22,10 +22,6 @@ use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 /// What the one `match` over the method decided: an outcome at once, or a
 /// handler to run.
 #[derive(Debug)]
-#[allow(
-    clippy::large_enum_variant,
-    reason = "built and taken apart at once, never stored"
-)]
 pub(crate) enum Step {
     /// Answered without waiting: discovery, the lists, a listen stream, the
     /// legacy-only methods, and every refusal.
@@ -36,10 +32,6 @@ pub(crate) enum Step {
 
 /// What the transports' entry point ([`Server::dispatch`]) made of a
 /// request.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "built and taken apart at once; boxing the usual variant would cost an allocation per request"
-)]
 pub(crate) enum Dispatch {
     /// Answered without waiting: no layer, and no handler to run.
     Ready(Outcome),
@@ -57,13 +49,9 @@ impl Dispatch {
     }
 }
 
-/// A request still to serve: what its future needs, small, so that the
-/// transport builds the (large) future in place, where it will be polled,
-/// instead of moving it there.
-#[allow(
-    clippy::large_enum_variant,
-    reason = "moved once into the transport's future"
-)]
+/// A request still to serve: what its future needs, small (the request
+/// is boxed), so that the transport builds the (large) future in place,
+/// where it will be polled, instead of moving it there.
 pub(crate) enum Running {
     /// A handler to run, straight through the pipeline.
     Direct(Direct),

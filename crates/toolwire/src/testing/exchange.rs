@@ -279,7 +279,7 @@ pub(super) fn initialize(
         return Err(TestError::Unexpected("initialize does not encode".into()));
     };
     let (session, reply): (Arc<Session>, Bytes) = match server.accept(req, None) {
-        Accepted::Initialize(id, init) => legacy::open(server, &id, init),
+        Accepted::Initialize(id, init) => legacy::open(server, &id, *init),
         Accepted::Request(_) => {
             return Err(TestError::Unexpected(
                 "initialize was taken for a modern request".into(),

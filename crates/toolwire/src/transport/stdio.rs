@@ -360,7 +360,7 @@ fn on_line(
                         &ErrorObject::invalid_request("the session is already initialized"),
                     )),
                     None => {
-                        let (session, reply) = legacy::open(server, &id, init);
+                        let (session, reply) = legacy::open(server, &id, *init);
                         let _ = legacy_session.set(session);
                         reply
                     }

@@ -313,7 +313,7 @@ impl HttpService {
                 }
             }
             Accepted::Initialize(id, init) => {
-                Err(Box::new(self.initialize(headers, head, &id, init)))
+                Err(Box::new(self.initialize(headers, head, &id, *init)))
             }
             // Spec (2025-11-25): JSON-RPC errors of a session travel with 200.
             Accepted::Refused(r, Shape::Legacy(_)) => {

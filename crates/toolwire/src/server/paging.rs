@@ -49,6 +49,11 @@ pub(crate) fn list_page<T: Listed + Defined, R: serde::Serialize>(
     build: impl Fn(&[T], Option<String>, CacheScope, Map<String, Value>) -> R,
 ) -> Outcome {
     let c = &server.inner.config;
+    // A list the server knows is incomplete fails for every caller,
+    // whatever its grant.
+    if let Some(e) = server.list_failure() {
+        return Outcome::error(e);
+    }
     // With the resource server on, a caller whose grant narrows the list
     // gets pages built for it alone, never kept, and private.
     #[cfg(feature = "auth")]
@@ -62,9 +67,6 @@ pub(crate) fn list_page<T: Listed + Defined, R: serde::Serialize>(
                 page_meta(server, &visible, &fingerprint),
             )
         });
-    }
-    if let Some(e) = server.list_failure() {
-        return Outcome::error(e);
     }
     let items = snapshot.items();
     // Pages are built once per snapshot (modern) or per request (legacy);

@@ -112,3 +112,42 @@ fn scopes_are_declared_with_the_attribute() {
     let tool = guarded_tool().expect("builds");
     assert_eq!(tool.scopes(), ["files:read", "files:list"]);
 }
+
+// A server that knows its lists are incomplete (a fail-closed gateway with
+// an upstream down) fails them for every caller: also for one whose grant
+// narrows the list, whose pages are built for it alone.
+#[cfg(feature = "auth")]
+#[tokio::test]
+async fn a_list_failure_holds_for_a_caller_whose_grant_narrows_the_list() {
+    let server = server();
+    for tool in tools![guarded].expect("tools") {
+        server.add_tool(tool).expect("registered");
+    }
+    server.set_list_failure(Some(toolwire::proto::ErrorObject::internal(
+        "the list is incomplete",
+    )));
+    for client in [
+        TestClient::new(&server),
+        TestClient::new(&server).with_grant("alice", ["files:read", "files:list"]),
+        TestClient::new(&server).with_grant("bob", Vec::<String>::new()),
+    ] {
+        match client.list_tools().await {
+            Err(TestError::Rpc(e)) => assert_eq!(e.message, "the list is incomplete"),
+            other => panic!("a list while it is known incomplete: {other:?}"),
+        }
+    }
+    server.set_list_failure(None);
+    let bob = TestClient::new(&server).with_grant("bob", Vec::<String>::new());
+    let names: Vec<String> = bob
+        .list_tools()
+        .await
+        .expect("lists again")
+        .tools
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    assert!(
+        names.contains(&"slow".to_owned()) && !names.contains(&"guarded".to_owned()),
+        "{names:?}"
+    );
+}

@@ -22,6 +22,7 @@ mod resources;
 mod roots;
 mod sampling;
 mod subscriptions;
+mod tasks;
 mod tools;
 
 pub use capabilities::{
@@ -57,8 +58,8 @@ pub use methods::{
     LoggingMessageNotification, Method, NotificationMethod, ProgressNotification,
     PromptListChangedNotification, ReadResourceRequest, RequestMethod,
     ResourceListChangedNotification, ResourceUpdatedNotification,
-    SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, ToolListChangedNotification,
-    removed,
+    SubscriptionsAcknowledgedNotification, SubscriptionsListenRequest, TaskStatusNotification,
+    TasksCancelRequest, TasksGetRequest, TasksUpdateRequest, ToolListChangedNotification, removed,
 };
 pub use mrtr::{
     InputRequest, InputRequests, InputRequiredResult, InputResponseRequestParams, InputResponses,
@@ -85,5 +86,9 @@ pub use sampling::{
 pub use subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams,
     SubscriptionsListenRequestParams, SubscriptionsListenResult, SubscriptionsListenResultMeta,
+};
+pub use tasks::{
+    CreateTaskResult, DetailedTask, GetTaskResult, TASKS_EXTENSION, Task, TaskAck, TaskIdParams,
+    TaskInfo, TaskState, TaskStatus, TaskStatusNotificationParams, UpdateTaskRequestParams,
 };
 pub use tools::{CallToolRequestParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations};

@@ -264,6 +264,7 @@ pub(crate) async fn listen(a: ListenArgs) -> anyhow::Result<()> {
         prompts_list_changed: (all || a.prompts).then_some(true),
         resources_list_changed: (all || a.resources).then_some(true),
         resource_subscriptions: (!a.updated.is_empty()).then(|| a.updated.clone()),
+        task_ids: None,
     };
     // A listen stream is open-ended: no request timeout applies to it.
     let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;

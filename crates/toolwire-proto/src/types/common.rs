@@ -18,7 +18,8 @@ pub type JsonObject = serde_json::Map<String, Value>;
 /// An opaque pagination cursor (schema `Cursor`).
 pub type Cursor = String;
 
-/// Whether a result is final or asks the client for more input (schema `ResultType`).
+/// Whether a result is final, asks the client for more input, or is the
+/// handle of a task (schema `ResultType`, with the Tasks extension's `task`).
 ///
 /// Spec: changelog.mdx (major change 8): a result without `resultType` from an
 /// earlier-protocol server is treated as `complete`, so this is the default.
@@ -30,6 +31,10 @@ pub enum ResultType {
     Complete,
     /// `"input_required"`: an interim [`InputRequiredResult`](super::InputRequiredResult).
     InputRequired,
+    /// `"task"`: a [`CreateTaskResult`](super::CreateTaskResult), the handle
+    /// of a task the request runs as (the Tasks extension), only ever sent
+    /// to a client that declared the extension on that request.
+    Task,
 }
 
 /// Who may cache a cacheable result (the `cacheScope` of schema `CacheableResult`).

@@ -21,6 +21,9 @@ use super::subscriptions::{
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
 };
+use super::tasks::{
+    GetTaskResult, TaskAck, TaskIdParams, TaskStatusNotificationParams, UpdateTaskRequestParams,
+};
 use super::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -164,6 +167,22 @@ request!(
     ListRootsRequest, "roots/list", ListRootsRequestParams, ListRootsResult
 );
 
+// The Tasks extension (`io.modelcontextprotocol/tasks`).
+// Spec: extensions/tasks#streamable-http-routing-headers — each names its
+// task in `Mcp-Name`.
+request!(
+    /// `tasks/get`: a task's status with its details (Tasks extension).
+    TasksGetRequest, "tasks/get", TaskIdParams, GetTaskResult, name = "taskId"
+);
+request!(
+    /// `tasks/update`: answers to a task's input requests (Tasks extension).
+    TasksUpdateRequest, "tasks/update", UpdateTaskRequestParams, TaskAck, name = "taskId"
+);
+request!(
+    /// `tasks/cancel`: asks for a task to stop (Tasks extension).
+    TasksCancelRequest, "tasks/cancel", TaskIdParams, TaskAck, name = "taskId"
+);
+
 notification!(
     /// `notifications/progress`: progress of a request.
     ProgressNotification, "notifications/progress", ProgressNotificationParams
@@ -193,6 +212,10 @@ notification!(
     ResourceUpdatedNotification,
     "notifications/resources/updated",
     ResourceUpdatedNotificationParams
+);
+notification!(
+    /// `notifications/tasks`: a task's status changed (Tasks extension).
+    TaskStatusNotification, "notifications/tasks", TaskStatusNotificationParams
 );
 notification!(
     /// `notifications/subscriptions/acknowledged`: the server accepted a `subscriptions/listen`.
@@ -411,6 +434,10 @@ mod tests {
         assert_eq!(ReadResourceRequest::NAME_PARAM, Some("uri"));
         assert_eq!(ListToolsRequest::NAME_PARAM, None);
         assert_eq!(CompleteRequest::NAME_PARAM, None);
+        // Spec: extensions/tasks#streamable-http-routing-headers.
+        assert_eq!(TasksGetRequest::NAME_PARAM, Some("taskId"));
+        assert_eq!(TasksUpdateRequest::NAME_PARAM, Some("taskId"));
+        assert_eq!(TasksCancelRequest::NAME_PARAM, Some("taskId"));
     }
 
     #[test]
@@ -429,6 +456,10 @@ mod tests {
             ElicitRequest::METHOD,
             CreateMessageRequest::METHOD,
             ListRootsRequest::METHOD,
+            TasksGetRequest::METHOD,
+            TasksUpdateRequest::METHOD,
+            TasksCancelRequest::METHOD,
+            TaskStatusNotification::METHOD,
             ProgressNotification::METHOD,
             CancelledNotification::METHOD,
             LoggingMessageNotification::METHOD,

@@ -245,6 +245,12 @@ impl<'de, R: DeserializeOwned> Deserialize<'de> for ResultOrInputRequired<R> {
             ResultType::InputRequired => {
                 InputRequiredResult::deserialize(v).map(Self::InputRequired)
             }
+            // Spec: extensions/tasks#capability-negotiation — a task handle
+            // is only valid where the extension was declared, which this
+            // type does not cover.
+            ResultType::Task => Err(de::Error::custom(
+                "a task handle (resultType \"task\") where a result or input_required was expected",
+            )),
         }
         .map_err(de::Error::custom)
     }

@@ -26,7 +26,9 @@ fn kind_of(t: &Value) -> Result<Kind, ClientError> {
     match serde_json::from_value::<ResultType>(t.clone()) {
         Ok(ResultType::Complete) => Ok(Kind::Complete),
         Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
-        Err(_) => Err(ClientError::UnknownResultType(match t {
+        // The client does not declare the Tasks extension, so a task
+        // handle is an invalid response (extensions/tasks#capability-negotiation).
+        Ok(ResultType::Task) | Err(_) => Err(ClientError::UnknownResultType(match t {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         })),

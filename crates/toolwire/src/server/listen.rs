@@ -189,6 +189,9 @@ impl Server {
             resource_subscriptions: requested.resource_subscriptions.clone().filter(|uris| {
                 !uris.is_empty() && resources.and_then(|r| r.subscribe) == Some(true)
             }),
+            // The server does not offer the Tasks extension (yet): the
+            // acknowledgement carries only what it will send.
+            task_ids: None,
         }
     }
 }

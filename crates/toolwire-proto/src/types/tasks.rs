@@ -181,22 +181,28 @@ impl CreateTaskResult {
 
 /// `resultType`, which must be `"task"`.
 fn task_result_type<'de, D: Deserializer<'de>>(d: D) -> Result<ResultType, D::Error> {
-    match ResultType::deserialize(d)? {
-        ResultType::Task => Ok(ResultType::Task),
-        other => Err(serde::de::Error::custom(format_args!(
-            "a task handle has resultType \"task\", not {other:?}"
-        ))),
-    }
+    exactly(d, ResultType::Task, "a task handle")
 }
 
 /// `resultType` of a standard result of the task methods: `"complete"`,
 /// the default when absent.
 fn complete_result_type<'de, D: Deserializer<'de>>(d: D) -> Result<ResultType, D::Error> {
-    match ResultType::deserialize(d)? {
-        ResultType::Complete => Ok(ResultType::Complete),
-        other => Err(serde::de::Error::custom(format_args!(
-            "the result of a task method has resultType \"complete\", not {other:?}"
-        ))),
+    exactly(d, ResultType::Complete, "the result of a task method")
+}
+
+/// `resultType`, refused unless it is `want`.
+fn exactly<'de, D: Deserializer<'de>>(
+    d: D,
+    want: ResultType,
+    what: &str,
+) -> Result<ResultType, D::Error> {
+    let got = ResultType::deserialize(d)?;
+    if got == want {
+        Ok(got)
+    } else {
+        Err(serde::de::Error::custom(format_args!(
+            "{what} has resultType {want:?}, not {got:?}"
+        )))
     }
 }
 

@@ -1,3 +1,5 @@
+//! Unit tests of the test kit: `TestClient` against in-process servers.
+
 use super::*;
 use crate::{ElicitAnswer, InputRequired, RequestContext, ServerConfig, Tool, ToolResult};
 use toolwire_proto::ErrorCode;

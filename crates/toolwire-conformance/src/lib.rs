@@ -13,6 +13,7 @@ mod legacy;
 mod mrtr;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 use toolwire::{RegistrationError, Server, ServerConfig};
@@ -41,5 +42,6 @@ pub fn server_with(config: ServerConfig) -> Result<Server, RegistrationError> {
     legacy::register(&server)?;
     resources::register(&server)?;
     prompts::register(&server)?;
+    tasks::register(&server)?;
     Ok(server)
 }

@@ -21,13 +21,17 @@ pub(crate) struct ToolArgs {
     pub(crate) timeout_ms: Option<LitInt>,
     pub(crate) max_concurrency: Option<LitInt>,
     pub(crate) max_result_bytes: Option<LitInt>,
+    pub(crate) task: Option<syn::Ident>,
+    pub(crate) defer_task: bool,
+    pub(crate) task_ttl_ms: Option<LitInt>,
     pub(crate) krate: Option<Path>,
     seen: Vec<String>,
 }
 
 const ACCEPTED: &str = "name, title, description, structured, read_only, destructive, \
                         idempotent, open_world, requires, scope, timeout_ms, \
-                        max_concurrency, max_result_bytes, crate";
+                        max_concurrency, max_result_bytes, task, defer_task, \
+                        task_ttl_ms, crate";
 
 impl ToolArgs {
     /// Parses one `key`, `key = value` or `key = bool` item.
@@ -55,6 +59,23 @@ impl ToolArgs {
             "timeout_ms" => self.timeout_ms = Some(positive(meta)?),
             "max_concurrency" => self.max_concurrency = Some(positive(meta)?),
             "max_result_bytes" => self.max_result_bytes = Some(positive(meta)?),
+            "task" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                let variant = match lit.value().as_str() {
+                    "optional" => "Optional",
+                    "required" => "Required",
+                    "forbidden" => "Forbidden",
+                    _ => {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "expected \"optional\", \"required\" or \"forbidden\"",
+                        ));
+                    }
+                };
+                self.task = Some(syn::Ident::new(variant, lit.span()));
+            }
+            "defer_task" => self.defer_task = flag(meta)?,
+            "task_ttl_ms" => self.task_ttl_ms = Some(positive(meta)?),
             "crate" => {
                 let lit: LitStr = meta.value()?.parse()?;
                 self.krate = Some(lit.parse()?);

@@ -141,6 +141,15 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         .max_result_bytes
         .as_ref()
         .map(|n| quote! { .max_result_bytes(#n) });
+    let task = args
+        .task
+        .as_ref()
+        .map(|support| quote! { .task(#krate::task::TaskSupport::#support) });
+    let defer_task = args.defer_task.then(|| quote! { .defer_task() });
+    let task_ttl = args
+        .task_ttl_ms
+        .as_ref()
+        .map(|ms| quote! { .task_ttl(::core::time::Duration::from_millis(#ms)) });
 
     let mutable_cx = call
         .iter()
@@ -189,6 +198,9 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
                 #timeout
                 #concurrency
                 #result_bytes
+                #task
+                #defer_task
+                #task_ttl
                 .input::<#input>()
                 #output
                 .handler(|__input: #input, __cx: #krate::RequestContext| async move {

@@ -75,7 +75,10 @@ use syn::{ItemFn, Path, Token, parse_macro_input};
 /// `timeout_ms = 5000`, `max_concurrency = 2` and `max_result_bytes =
 /// 65536` (`ToolBuilder::timeout`, `max_concurrency`, `max_result_bytes`);
 /// `scope = "files:read"` (repeatable) for an OAuth scope a caller needs
-/// (`ToolBuilder::scopes`); `crate = "path"` when the toolwire crate is
+/// (`ToolBuilder::scopes`); `task = "optional"` or `task = "required"` for
+/// a tool that may (or must) run as a task, with `defer_task` when the
+/// handler decides when (`ToolBuilder::task`, `defer_task`) and
+/// `task_ttl_ms = 600000` for its tasks' time to live; `crate = "path"` when the toolwire crate is
 /// not reachable as `::toolwire`.
 ///
 /// Not supported, each with a compile error: a function that is not

@@ -152,6 +152,37 @@ struct Inner {
     finished: AtomicBool,
     principal: OnceLock<Arc<str>>,
     round: OnceLock<RoundInput>,
+    /// Set while the handler runs inside a task: its progress becomes the
+    /// task's status message.
+    task: OnceLock<Arc<StatusSlot>>,
+    /// Set for a deferred task tool whose request may become a task
+    /// ([`RequestContext::continue_as_task`]).
+    defer: Mutex<Option<DeferHook>>,
+}
+
+/// Asks the server to turn the request into a task; the server answers
+/// on the inner sender once the task exists (or could not be created).
+pub(crate) type DeferHook = tokio::sync::oneshot::Sender<tokio::sync::oneshot::Sender<bool>>;
+
+/// The latest status message of a running task, taken by its runner.
+#[derive(Debug, Default)]
+pub(crate) struct StatusSlot {
+    latest: Mutex<Option<String>>,
+    pub(crate) changed: Notify,
+}
+
+impl StatusSlot {
+    fn report(&self, message: String) {
+        if let Ok(mut latest) = self.latest.lock() {
+            *latest = Some(message);
+        }
+        self.changed.notify_one();
+    }
+
+    /// The message reported since the last take, if any.
+    pub(crate) fn take(&self) -> Option<String> {
+        self.latest.lock().ok().and_then(|mut l| l.take())
+    }
 }
 
 static EMPTY_CAPS: std::sync::OnceLock<ClientCapabilities> = std::sync::OnceLock::new();
@@ -173,6 +204,8 @@ impl RequestContext {
                 finished: AtomicBool::new(false),
                 principal: OnceLock::new(),
                 round: OnceLock::new(),
+                task: OnceLock::new(),
+                defer: Mutex::new(None),
             }),
         }
     }
@@ -189,6 +222,52 @@ impl RequestContext {
     pub(crate) fn with_round(self, input: RoundInput) -> Self {
         let _ = self.inner.round.set(input);
         self
+    }
+
+    /// Runs the handler inside a task: progress reports go to `slot`.
+    pub(crate) fn in_task(self, slot: Arc<StatusSlot>) -> Self {
+        let _ = self.inner.task.set(slot);
+        self
+    }
+
+    /// Lets the handler turn the request into a task.
+    pub(crate) fn with_defer(self, hook: DeferHook) -> Self {
+        if let Ok(mut defer) = self.inner.defer.lock() {
+            *defer = Some(hook);
+        }
+        self
+    }
+
+    /// Whether the handler runs inside a task (the Tasks extension): the
+    /// client polls for the result, progress reports become the task's
+    /// status message, and only `tasks/cancel` cancels it.
+    pub fn is_task(&self) -> bool {
+        self.inner.task.get().is_some()
+    }
+
+    /// For a tool built with [`ToolBuilder::defer_task`](crate::ToolBuilder::defer_task):
+    /// turns this call into a task, now. The server answers the request
+    /// with the task handle and the handler goes on in the background;
+    /// `true` once the task exists. `false` when the call cannot become a
+    /// task (the request did not declare the extension, the tool is not
+    /// deferred, or the task could not be stored): the handler goes on as
+    /// a plain call. `true` at once when it already runs in a task.
+    ///
+    /// Spec: extensions/tasks#task-creation — resolve MRTR rounds
+    /// synchronously first, then create the task.
+    pub async fn continue_as_task(&self) -> bool {
+        if self.is_task() {
+            return true;
+        }
+        let hook = self.inner.defer.lock().ok().and_then(|mut d| d.take());
+        let Some(hook) = hook else {
+            return false;
+        };
+        let (done, created) = tokio::sync::oneshot::channel();
+        if hook.send(done).is_err() {
+            return false;
+        }
+        created.await.unwrap_or(false)
     }
 
     /// Marks the request answered: progress and log notifications stop.
@@ -342,7 +421,8 @@ impl RequestContext {
     /// Whether progress reports reach the client: only when it sent a
     /// `progressToken` and the transport can carry notifications.
     pub fn progress_enabled(&self) -> bool {
-        self.inner.outbound.is_some() && self.inner.meta.progress_token.is_some()
+        self.is_task()
+            || (self.inner.outbound.is_some() && self.inner.meta.progress_token.is_some())
     }
 
     /// Reports progress. A no-op without a `progressToken`, after
@@ -350,25 +430,36 @@ impl RequestContext {
     ///
     /// Spec: basic/patterns/progress.mdx — progress MUST increase.
     pub fn report_progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(slot) = self.inner.task.get() {
+            // Spec: extensions/tasks#task-status-notifications — a task
+            // sends no progress notifications; its status message says it.
+            if !self.is_cancelled() && progress.is_finite() && self.advances(progress) {
+                slot.report(status_text(progress, total, message));
+            }
+            return;
+        }
         let (Some(out), Some(token)) = (&self.inner.outbound, &self.inner.meta.progress_token)
         else {
             return;
         };
-        if !self.live() || !progress.is_finite() {
+        if !self.live() || !progress.is_finite() || !self.advances(progress) {
             return;
-        }
-        {
-            let Ok(mut last) = self.inner.last_progress.lock() else {
-                return;
-            };
-            if last.is_some_and(|l| progress <= l) {
-                return;
-            }
-            *last = Some(progress);
         }
         let params = progress_params(token, progress, total, message);
         let msg = encode_notification(ProgressNotification::METHOD, Some(&params));
         let _ = out.send(Bytes::from(msg));
+    }
+
+    /// Whether `progress` is past the last one reported (recording it).
+    fn advances(&self, progress: f64) -> bool {
+        let Ok(mut last) = self.inner.last_progress.lock() else {
+            return false;
+        };
+        if last.is_some_and(|l| progress <= l) {
+            return false;
+        }
+        *last = Some(progress);
+        true
     }
 
     /// The level the client opted into, if any.
@@ -414,6 +505,16 @@ fn read_answer<T: DeserializeOwned>(
             "inputResponses.{key} is not a valid answer: {e}"
         )))
     })
+}
+
+/// A progress report as a task's status message: the handler's message,
+/// else how far it is.
+fn status_text(progress: f64, total: Option<f64>, message: Option<&str>) -> String {
+    match (message, total) {
+        (Some(message), _) => message.to_owned(),
+        (None, Some(total)) => format!("{progress} of {total}"),
+        (None, None) => format!("progress {progress}"),
+    }
 }
 
 fn progress_params(

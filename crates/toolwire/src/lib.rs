@@ -85,6 +85,7 @@ mod resource;
 mod schema;
 mod server;
 mod signal;
+pub mod task;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool;

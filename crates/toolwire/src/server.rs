@@ -21,6 +21,7 @@ mod prompts;
 mod resources;
 mod rounds;
 mod shape;
+mod tasks;
 #[cfg(test)]
 mod tests;
 mod tools;
@@ -159,6 +160,11 @@ pub(crate) struct ServerInner {
     /// The layers around the pipeline: the built-in ones, then those of
     /// [`Server::with_layer`].
     pub(crate) layers: std::sync::RwLock<Layers>,
+    /// Tasks (the Tasks extension): the store and this replica's runners.
+    pub(crate) tasks: tasks::Tasks,
+    /// `server/discover` encoded once with the Tasks extension declared,
+    /// served while some tool supports tasks.
+    pub(crate) discover_tasks: std::sync::OnceLock<Box<serde_json::value::RawValue>>,
 }
 
 /// A layer kept to build the stack again: around the built-in layers,
@@ -197,6 +203,7 @@ impl Server {
             config.rate_limit_keys,
         );
         let (ttl_ms, private) = (config.ttl_ms(), config.cache_scope() == CacheScope::Private);
+        let tasks = config.tasks.clone().unwrap_or_default();
         let server = Self {
             inner: Arc::new(ServerInner {
                 rate_limits,
@@ -218,6 +225,8 @@ impl Server {
                 list_failure: std::sync::RwLock::new(None),
                 layered: AtomicBool::new(false),
                 layers: std::sync::RwLock::new(Layers::default()),
+                tasks: tasks::Tasks::new(tasks),
+                discover_tasks: std::sync::OnceLock::new(),
             }),
         };
         server.change_layers(|_| {});

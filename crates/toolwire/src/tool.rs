@@ -9,6 +9,7 @@ use crate::handler::{
     BoxFuture, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput, RegistrationError,
 };
 use crate::schema::CompiledSchema;
+use crate::task::TaskSupport;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -217,6 +218,21 @@ pub(crate) struct ToolInner {
     /// What the tool declared of its own limits ([`ToolBuilder::timeout`],
     /// [`ToolBuilder::max_concurrency`], [`ToolBuilder::max_result_bytes`]).
     pub(crate) limits: Limits,
+    /// Whether and how it runs as a task ([`ToolBuilder::task`]).
+    pub(crate) task: TaskSpec,
+}
+
+/// How a tool runs as a task.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct TaskSpec {
+    pub(crate) support: TaskSupport,
+    /// The handler decides when the call becomes a task
+    /// ([`ToolBuilder::defer_task`]).
+    pub(crate) deferred: bool,
+    /// The tool's own time to live, over the server's.
+    pub(crate) ttl: Option<std::time::Duration>,
+    /// The tool's own polling interval, over the server's.
+    pub(crate) poll_interval: Option<std::time::Duration>,
 }
 
 /// A tool's own limits, enforced by the server on every call of it (the
@@ -272,6 +288,7 @@ impl Tool {
             scopes: Vec::new(),
             meta: None,
             limits: DeclaredLimits::default(),
+            task: TaskSpec::default(),
             _marker: PhantomData,
         }
     }
@@ -284,6 +301,11 @@ impl Tool {
     /// The definition as listed by `tools/list`.
     pub fn definition(&self) -> &ToolDefinition {
         &self.inner.definition
+    }
+
+    /// Whether it may run as a task (see the builder's `task`).
+    pub fn task_support(&self) -> TaskSupport {
+        self.inner.task.support
     }
 
     /// The OAuth scopes needed to use it (see the builder's `scopes`).
@@ -378,6 +400,7 @@ pub struct ToolBuilder<I = Value, O = Untyped> {
     scopes: Vec<String>,
     meta: Option<Map<String, Value>>,
     limits: DeclaredLimits,
+    task: TaskSpec,
     _marker: PhantomData<fn() -> (I, O)>,
 }
 
@@ -404,6 +427,7 @@ impl<I, O> ToolBuilder<I, O> {
             scopes: self.scopes,
             meta: self.meta,
             limits: self.limits,
+            task: self.task,
             _marker: PhantomData,
         }
     }
@@ -516,6 +540,45 @@ impl<I, O> ToolBuilder<I, O> {
         self
     }
 
+    /// Whether the tool may run as a task (the Tasks extension):
+    /// [`TaskSupport::Forbidden`] by default. With
+    /// [`Optional`](TaskSupport::Optional), a request that declared the
+    /// extension gets a task handle at once and the handler runs in the
+    /// background; one that did not gets a plain call. With
+    /// [`Required`](TaskSupport::Required), the latter gets `-32021`.
+    ///
+    /// Spec: extensions/tasks#capability-negotiation
+    pub fn task(mut self, support: TaskSupport) -> Self {
+        self.task.support = support;
+        self
+    }
+
+    /// The handler, not the server, decides when a task-capable call
+    /// becomes a task: the call runs as a plain one (it may answer
+    /// `input_required` rounds synchronously) until the handler awaits
+    /// [`RequestContext::continue_as_task`]; a call that finishes first is
+    /// answered synchronously.
+    ///
+    /// Spec: extensions/tasks#task-creation — MRTR exchanges resolved
+    /// before the task is created.
+    pub fn defer_task(mut self) -> Self {
+        self.task.deferred = true;
+        self
+    }
+
+    /// This tool's tasks live `ttl` from creation, instead of the
+    /// server's [`TaskOptions::ttl`](crate::task::TaskOptions::ttl).
+    pub fn task_ttl(mut self, ttl: std::time::Duration) -> Self {
+        self.task.ttl = Some(crate::bounds::timeout_within_bounds(ttl));
+        self
+    }
+
+    /// The polling interval this tool's tasks suggest.
+    pub fn task_poll_interval(mut self, interval: std::time::Duration) -> Self {
+        self.task.poll_interval = Some(crate::bounds::timeout_within_bounds(interval));
+        self
+    }
+
     /// Sets the definition's `_meta`.
     pub fn meta(mut self, meta: Map<String, Value>) -> Self {
         self.meta = Some(meta);
@@ -577,6 +640,7 @@ impl<I, O> ToolBuilder<I, O> {
                 scopes: self.scopes,
                 handler,
                 limits: self.limits.build(),
+                task: self.task,
             }),
         })
     }

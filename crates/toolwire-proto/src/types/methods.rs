@@ -289,6 +289,12 @@ pub enum Method {
     Complete,
     /// `subscriptions/listen`.
     SubscriptionsListen,
+    /// `tasks/get` (Tasks extension).
+    TasksGet,
+    /// `tasks/update` (Tasks extension).
+    TasksUpdate,
+    /// `tasks/cancel` (Tasks extension).
+    TasksCancel,
     /// `initialize` (removed).
     Initialize,
     /// `ping` (removed).
@@ -317,6 +323,9 @@ impl Method {
             ReadResourceRequest::METHOD => Self::ReadResource,
             CompleteRequest::METHOD => Self::Complete,
             SubscriptionsListenRequest::METHOD => Self::SubscriptionsListen,
+            TasksGetRequest::METHOD => Self::TasksGet,
+            TasksUpdateRequest::METHOD => Self::TasksUpdate,
+            TasksCancelRequest::METHOD => Self::TasksCancel,
             removed::INITIALIZE => Self::Initialize,
             removed::PING => Self::Ping,
             removed::LOGGING_SET_LEVEL => Self::SetLoggingLevel,
@@ -339,6 +348,9 @@ impl Method {
             Self::ReadResource => ReadResourceRequest::METHOD,
             Self::Complete => CompleteRequest::METHOD,
             Self::SubscriptionsListen => SubscriptionsListenRequest::METHOD,
+            Self::TasksGet => TasksGetRequest::METHOD,
+            Self::TasksUpdate => TasksUpdateRequest::METHOD,
+            Self::TasksCancel => TasksCancelRequest::METHOD,
             Self::Initialize => removed::INITIALIZE,
             Self::Ping => removed::PING,
             Self::SetLoggingLevel => removed::LOGGING_SET_LEVEL,
@@ -346,6 +358,12 @@ impl Method {
             Self::UnsubscribeResource => removed::RESOURCES_UNSUBSCRIBE,
             Self::Other(name) => name,
         }
+    }
+
+    /// Whether the method is one of the Tasks extension's (`tasks/get`,
+    /// `tasks/update`, `tasks/cancel`).
+    pub fn is_task_method(&self) -> bool {
+        matches!(self, Self::TasksGet | Self::TasksUpdate | Self::TasksCancel)
     }
 
     /// Whether 2026-07-28 removed this method (it exists only in the

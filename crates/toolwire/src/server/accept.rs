@@ -51,6 +51,9 @@ pub(crate) struct Params {
     /// MRTR: the echoed `requestState`.
     #[serde(default)]
     pub(crate) request_state: Option<String>,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel`: the task.
+    #[serde(default)]
+    pub(crate) task_id: Option<String>,
     /// `subscriptions/listen`: the notifications wanted.
     #[serde(default, deserialize_with = "checked")]
     pub(crate) notifications: Option<Box<SubscriptionFilter>>,

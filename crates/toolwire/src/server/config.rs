@@ -64,6 +64,7 @@ pub struct ServerConfig {
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) tool_rate_limits: Vec<(String, RateLimit)>,
     pub(crate) rate_limit_keys: usize,
+    pub(crate) tasks: Option<crate::task::TaskOptions>,
 }
 
 impl Default for ServerConfig {
@@ -95,6 +96,7 @@ impl ServerConfig {
             rate_limit: None,
             tool_rate_limits: Vec::new(),
             rate_limit_keys: 10_000,
+            tasks: None,
         }
     }
 
@@ -335,6 +337,17 @@ impl ServerConfig {
     #[must_use]
     pub fn with_rate_limit_keys(mut self, max: usize) -> Self {
         self.rate_limit_keys = max.max(1);
+        self
+    }
+
+    /// How tasks (the Tasks extension) are kept: the store, time to live,
+    /// polling interval and bounds. By default in memory, with
+    /// [`TaskOptions::new`](crate::task::TaskOptions::new)'s settings.
+    /// Only tools that support tasks ([`ToolBuilder::task`](crate::ToolBuilder::task))
+    /// create any.
+    #[must_use]
+    pub fn with_tasks(mut self, options: crate::task::TaskOptions) -> Self {
+        self.tasks = Some(options);
         self
     }
 }

@@ -103,6 +103,9 @@ pub(crate) enum JobKind {
     ReadResource,
     /// `completion/complete`.
     Complete,
+    /// `tasks/get`, `tasks/update` or `tasks/cancel`: no handler runs,
+    /// but the task store may have to be waited for.
+    Task,
 }
 
 impl Job {
@@ -128,7 +131,7 @@ impl JobKind {
     /// Whether the handler may answer `input_required` (multi round-trip
     /// requests); the legacy shim drives those rounds.
     pub(crate) fn may_require_input(self) -> bool {
-        !matches!(self, Self::Complete)
+        !matches!(self, Self::Complete | Self::Task)
     }
 }
 
@@ -231,6 +234,18 @@ impl Server {
             (Method::GetPrompt, _) => JobKind::GetPrompt,
             (Method::ReadResource, _) => JobKind::ReadResource,
             (Method::Complete, _) => JobKind::Complete,
+            // Spec: extensions/tasks#protocol-errors — `-32021` for a request
+            // that did not declare the extension.
+            (Method::TasksGet | Method::TasksUpdate | Method::TasksCancel, None) => {
+                if !super::tasks::declares_tasks(&p.meta) {
+                    return Step::Done(Outcome::error(super::tasks::tasks_required(format!(
+                        "Missing required client capability: {} needs the {} extension declared in the request's client capabilities",
+                        p.method,
+                        toolwire_proto::types::TASKS_EXTENSION
+                    ))));
+                }
+                JobKind::Task
+            }
             (Method::SubscriptionsListen, None) => {
                 return Step::Done(match self.listen(&p) {
                     Ok(subscription) => Outcome::Stream(Box::new(subscription)),
@@ -246,8 +261,12 @@ impl Server {
                 | Method::UnsubscribeResource,
                 Some(session),
             ) => return Step::Done(session.serve_method(&p)),
+            // The 2025-11-25 experimental task methods are not served.
             (
                 Method::SubscriptionsListen
+                | Method::TasksGet
+                | Method::TasksUpdate
+                | Method::TasksCancel
                 | Method::Initialize
                 | Method::Ping
                 | Method::SetLoggingLevel
@@ -320,6 +339,7 @@ impl Server {
             JobKind::GetPrompt => self.get_prompt(p, cancel, outbound).await,
             JobKind::ReadResource => self.read_resource(p, cancel, outbound).await,
             JobKind::Complete => self.complete_argument(p, cancel, outbound).await,
+            JobKind::Task => self.task_method(p).await,
         }
     }
 
@@ -417,8 +437,27 @@ impl Server {
                 ..ResourcesCapability::default()
             }),
             completions: Some(JsonObject::new()),
+            // Spec: extensions/tasks#capability-negotiation — declared while
+            // some tool may run as a task.
+            extensions: self.offers_tasks().then(|| {
+                [(
+                    toolwire_proto::types::TASKS_EXTENSION.to_owned(),
+                    JsonObject::new(),
+                )]
+                .into()
+            }),
             ..ServerCapabilities::default()
         }
+    }
+
+    /// Whether some registered tool may run as a task.
+    fn offers_tasks(&self) -> bool {
+        self.inner
+            .tools
+            .snapshot()
+            .items()
+            .iter()
+            .any(|t| t.task_support() != crate::task::TaskSupport::Forbidden)
     }
 
     fn discover_result(&self) -> DiscoverResult {
@@ -437,10 +476,12 @@ impl Server {
     fn discover(&self, p: &Prepared) -> Outcome {
         match p.era.shape() {
             Shape::Modern => {
-                let raw = self
-                    .inner
-                    .discover
-                    .get_or_init(|| paging::to_raw(&self.discover_result()));
+                let cache = if self.offers_tasks() {
+                    &self.inner.discover_tasks
+                } else {
+                    &self.inner.discover
+                };
+                let raw = cache.get_or_init(|| paging::to_raw(&self.discover_result()));
                 Outcome::Complete(Reply::raw_result(&p.id, raw).into_body())
             }
             shape => self.respond(shape, &p.id, &self.discover_result()),

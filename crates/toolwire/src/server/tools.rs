@@ -2,12 +2,15 @@
 
 use super::accept::{Prepared, RawParams};
 use super::outcome::{Outcome, RpcError};
+use super::rounds::Mrtr;
 use super::shape::Shape;
+use super::tasks::{DeferredCall, TaskStart};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
+use crate::mrtr::RoundInput;
 use crate::server::middleware;
-use crate::tool::{Forwarded, Tool};
+use crate::tool::{Forwarded, Tool, ToolInner};
 use serde_json::{Map, Value, json};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -43,7 +46,7 @@ impl Server {
         let Some(name) = p.params.name.take() else {
             return Outcome::error(ErrorObject::invalid_params("tools/call needs params.name"));
         };
-        let Some(tool) = self.inner.tools.snapshot().get(&name).cloned() else {
+        let Some(handle) = self.inner.tools.snapshot().get(&name).cloned() else {
             return Outcome::error(match self.unknown_tool_reason(&name) {
                 Some(reason) => {
                     ErrorObject::invalid_params(format!("unknown tool: {name} ({reason})"))
@@ -53,7 +56,7 @@ impl Server {
                     .with_data(json!({ "name": name })),
             });
         };
-        let tool = &tool.inner;
+        let tool = &handle.inner;
         if !tool.required_capabilities.is_empty() {
             let declared = p
                 .meta
@@ -70,6 +73,13 @@ impl Server {
                 return Outcome::error(missing_capabilities_error(&missing));
             }
         }
+        // Spec: extensions/tasks#capability-negotiation — the server decides
+        // per request: a task when the request declared the extension and
+        // the tool supports one.
+        let as_task = match self.task_wanted(&p, tool, &name) {
+            Ok(wanted) => wanted,
+            Err(outcome) => return outcome,
+        };
         // Spec: server/tools.mdx — a missing `arguments` means no arguments.
         let args = p
             .params
@@ -95,7 +105,7 @@ impl Server {
         }
         // The tool's own limits: a place under its concurrency limit
         // (refused at once past it), its handler under its time limit.
-        let _place = match &tool.limits.concurrency {
+        let place = match &tool.limits.concurrency {
             None => None,
             Some((places, n)) => match Arc::clone(places).try_acquire_owned() {
                 Ok(place) => Some(place),
@@ -106,6 +116,45 @@ impl Server {
                 }
             },
         };
+        let principal = p.who.into_principal();
+        if as_task && !tool.task.deferred {
+            let start = TaskStart {
+                tool: Arc::clone(&handle.inner),
+                name,
+                id,
+                args,
+                meta: p.meta,
+                principal,
+                input,
+                place,
+            };
+            return self.start_task(start, None).await;
+        }
+        if as_task {
+            return self
+                .call_deferred(DeferredCall {
+                    start: TaskStart {
+                        tool: Arc::clone(&handle.inner),
+                        name,
+                        id,
+                        args,
+                        meta: p.meta,
+                        principal,
+                        input: RoundInput {
+                            round: input.round,
+                            ..RoundInput::default()
+                        },
+                        place,
+                    },
+                    round,
+                    input,
+                    cancel,
+                    outbound,
+                    kept,
+                    raw,
+                })
+                .await;
+        }
         let timed = tool
             .limits
             .timeout
@@ -115,7 +164,7 @@ impl Server {
             None => cancel,
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
-            .with_principal(p.who.into_principal())
+            .with_principal(principal)
             .with_round(input);
         let outcome = match timed {
             None => (tool.handler)(args, cx.clone()).await,
@@ -137,6 +186,36 @@ impl Server {
             }
         };
         cx.finish();
+        self.answer_call(
+            Answer {
+                tool,
+                shape,
+                name: &name,
+                id: &id,
+                round,
+                kept,
+                raw,
+            },
+            outcome,
+        )
+    }
+
+    /// A handler's outcome as the answer to its `tools/call`.
+    pub(crate) fn answer_call(
+        &self,
+        a: Answer<'_>,
+        outcome: Result<Forwarded, HandlerError>,
+    ) -> Outcome {
+        let Answer {
+            tool,
+            shape,
+            name,
+            id,
+            round,
+            kept,
+            raw,
+        } = a;
+        let (id, name) = (id.clone(), name.to_owned());
         let outcome = match outcome {
             Ok(Forwarded::Output(output)) => Ok(output),
             // Spec: basic/patterns/mrtr.mdx — a forwarded result is already
@@ -170,33 +249,11 @@ impl Server {
                 };
                 self.input_required(round, ir, &name, &args)
             }
-            Ok(HandlerOutput::Complete(mut result)) => {
-                if let Some(schema) = &tool.output
-                    && result.is_error != Some(true)
-                {
-                    let checked = match &result.structured_content {
-                        None => Err("the tool returned no structuredContent".to_owned()),
-                        Some(v) => schema.check(v),
-                    };
-                    if let Err(why) = checked {
-                        crate::log_limit::error_limited!(tool = %name, "structuredContent does not match outputSchema:{why}");
-                        return Outcome::error(ErrorObject::internal(format!(
-                            "tool {name:?} produced output that does not match its outputSchema"
-                        )));
-                    }
-                }
-                if let Some(structured) = &result.structured_content {
-                    // Spec: server/tools.mdx#structured-content — mirror as text.
-                    let has_text = result
-                        .content
-                        .iter()
-                        .any(|c| matches!(c, ContentBlock::Text(_)));
-                    if !has_text {
-                        result
-                            .content
-                            .push(ContentBlock::text(structured.to_string()));
-                    }
-                }
+            Ok(HandlerOutput::Complete(result)) => {
+                let result = match checked_result(tool, &name, result) {
+                    Ok(result) => result,
+                    Err(e) => return Outcome::error(e),
+                };
                 let outcome = self.complete(shape, &id, result);
                 self.capped(outcome, tool.limits.result_bytes, shape, &id, &name)
             }
@@ -254,6 +311,55 @@ impl Server {
             outcome => outcome,
         }
     }
+}
+
+/// What [`Server::answer_call`] needs of the call besides the outcome.
+pub(crate) struct Answer<'a> {
+    pub(crate) tool: &'a ToolInner,
+    pub(crate) shape: Shape,
+    pub(crate) name: &'a str,
+    pub(crate) id: &'a RequestId,
+    pub(crate) round: Mrtr,
+    /// The arguments, when they were not read from bytes (`raw`).
+    pub(crate) kept: Option<Value>,
+    pub(crate) raw: Option<RawParams>,
+}
+
+/// A tool's complete result as the client gets it: `structuredContent`
+/// checked against the output schema (`-32603` if the tool broke its
+/// promise) and mirrored as text.
+pub(crate) fn checked_result(
+    tool: &ToolInner,
+    name: &str,
+    mut result: CallToolResult,
+) -> Result<CallToolResult, ErrorObject> {
+    if let Some(schema) = &tool.output
+        && result.is_error != Some(true)
+    {
+        let checked = match &result.structured_content {
+            None => Err("the tool returned no structuredContent".to_owned()),
+            Some(v) => schema.check(v),
+        };
+        if let Err(why) = checked {
+            crate::log_limit::error_limited!(tool = %name, "structuredContent does not match outputSchema:{why}");
+            return Err(ErrorObject::internal(format!(
+                "tool {name:?} produced output that does not match its outputSchema"
+            )));
+        }
+    }
+    if let Some(structured) = &result.structured_content {
+        // Spec: server/tools.mdx#structured-content — mirror as text.
+        let has_text = result
+            .content
+            .iter()
+            .any(|c| matches!(c, ContentBlock::Text(_)));
+        if !has_text {
+            result
+                .content
+                .push(ContentBlock::text(structured.to_string()));
+        }
+    }
+    Ok(result)
 }
 
 /// Whether a forwarded result says `isError: true`. Read only when the

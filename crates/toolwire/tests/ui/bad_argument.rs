@@ -30,4 +30,10 @@ async fn instant() -> &'static str {
     "x"
 }
 
+/// Task support is one of three words.
+#[toolwire::tool(task = "sometimes")]
+async fn unsure() -> &'static str {
+    "x"
+}
+
 fn main() {}

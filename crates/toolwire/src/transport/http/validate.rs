@@ -38,6 +38,10 @@ pub(crate) fn check_metadata_headers(
     let source = match p.method {
         Method::CallTool | Method::GetPrompt => Some(("params.name", &p.params.name)),
         Method::ReadResource => Some(("params.uri", &p.params.uri)),
+        // Spec: extensions/tasks#streamable-http-routing-headers
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => {
+            Some(("params.taskId", &p.params.task_id))
+        }
         _ => None,
     };
     if let Some((field, body)) = source {

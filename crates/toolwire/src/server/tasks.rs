@@ -1,0 +1,688 @@
+//! The Tasks extension on the server (`io.modelcontextprotocol/tasks`):
+//! whether a call becomes a task ([`Server::task_wanted`]), creating it
+//! ([`Server::start_task`], or the handler's own
+//! [`RequestContext::continue_as_task`] through [`Server::call_deferred`]),
+//! the runner that drives its handler round after round
+//! ([`Server::drive`]), and `tasks/get`, `tasks/update` and `tasks/cancel`
+//! ([`Server::task_method`]).
+//!
+//! The handler is the same code as for a plain call. A round that answers
+//! [`InputRequired`] moves the task to `input_required` with the requests
+//! under keys unique over the task's lifetime; once `tasks/update` has
+//! answered every one, the handler runs again with the answers and its
+//! state, as an MRTR retry would bring them (the state stays here, so it
+//! is not sealed). Progress reports become the status message, and
+//! `tasks/cancel` fires the handler's cancellation token.
+//!
+//! Spec: extensions/tasks
+
+use super::Server;
+use super::accept::{Prepared, RawParams};
+use super::era::Era;
+use super::outcome::{Outcome, RpcError};
+use super::rounds::Mrtr;
+use super::shape::Shape;
+use super::tools::{Answer, checked_result};
+use crate::context::{Outbound, RequestContext, StatusSlot};
+use crate::handler::{HandlerError, HandlerOutput, wire_millis};
+use crate::mrtr::{self, InputRequired, RoundInput};
+use crate::task::time::now_ms;
+use crate::task::{Change, Ended, StoreError, TaskOptions, TaskRecord, TaskSupport};
+use crate::tool::{Forwarded, ToolInner};
+use serde_json::{Map, Value, json};
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
+use tokio::task::{JoinError, JoinHandle};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use toolwire_proto::types::{
+    CallToolResult, ClientCapabilities, CreateTaskResult, GetTaskResult, InputRequests,
+    InputResponses, JsonObject, Method, RequestMeta, ResultType, TASKS_EXTENSION, TaskAck,
+    TaskState,
+};
+use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
+
+/// The most rounds of input one task may ask for.
+const MAX_TASK_ROUNDS: u32 = 64;
+
+/// How long a cancelled handler has to stop before it is aborted.
+const CANCEL_GRACE: Duration = Duration::from_secs(10);
+
+/// The server's tasks: how they are kept, and the runners on this replica.
+pub(crate) struct Tasks {
+    pub(crate) options: TaskOptions,
+    /// The tasks this replica runs, by id: at most as many as the store
+    /// holds.
+    runners: Mutex<HashMap<String, Arc<Runner>>>,
+}
+
+impl Tasks {
+    pub(crate) fn new(options: TaskOptions) -> Self {
+        Self {
+            options,
+            runners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn runner(&self, id: &str) -> Option<Arc<Runner>> {
+        self.runners.lock().ok()?.get(id).cloned()
+    }
+}
+
+/// What reaches the runner of a task on this replica.
+#[derive(Debug, Default)]
+struct Runner {
+    /// Answers arrived.
+    wake: Notify,
+    /// `tasks/cancel`: the handler's cancellation token.
+    cancel: CancellationToken,
+}
+
+/// What a task runs: the tool, its arguments and the request it came from.
+pub(crate) struct TaskStart {
+    pub(crate) tool: Arc<ToolInner>,
+    pub(crate) name: String,
+    pub(crate) id: RequestId,
+    pub(crate) args: Value,
+    pub(crate) meta: Arc<RequestMeta>,
+    pub(crate) principal: Option<Arc<str>>,
+    /// The first round's input; for a deferred call, only its round.
+    pub(crate) input: RoundInput,
+    /// The tool's concurrency place, held while the task runs.
+    pub(crate) place: Option<OwnedSemaphorePermit>,
+}
+
+/// A deferred task tool's call, before it knows whether it becomes a task.
+pub(crate) struct DeferredCall {
+    pub(crate) start: TaskStart,
+    pub(crate) round: Mrtr,
+    pub(crate) input: RoundInput,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) outbound: Option<Outbound>,
+    pub(crate) kept: Option<Value>,
+    pub(crate) raw: Option<RawParams>,
+}
+
+type Handled = Result<Forwarded, HandlerError>;
+
+/// A handler already running when its call becomes a task.
+pub(crate) struct Started {
+    running: JoinHandle<Handled>,
+    cx: RequestContext,
+    created: oneshot::Sender<bool>,
+}
+
+/// Whether `meta` declares the Tasks extension.
+pub(crate) fn declares_tasks(meta: &RequestMeta) -> bool {
+    meta.client_capabilities
+        .as_ref()
+        .and_then(|c| c.extensions.as_ref())
+        .is_some_and(|e| e.contains_key(TASKS_EXTENSION))
+}
+
+/// `-32021` naming the extension.
+///
+/// Spec: extensions/tasks#capability-negotiation
+pub(crate) fn tasks_required(message: String) -> ErrorObject {
+    ErrorObject::new(ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY, message).with_data(json!({
+        "requiredCapabilities": { "extensions": { TASKS_EXTENSION: {} } }
+    }))
+}
+
+/// The error for an unknown, expired or someone else's task: the same for
+/// all three.
+///
+/// Spec: extensions/tasks#protocol-errors, #security-considerations
+fn not_found() -> Outcome {
+    Outcome::error(ErrorObject::invalid_params(
+        "Failed to retrieve task: Task not found (unknown, expired, or not yours)",
+    ))
+}
+
+fn expired() -> Ended {
+    Ended::Failed(ErrorObject::internal(
+        "the task's time to live ran out before it finished",
+    ))
+}
+
+fn store_failed(e: &StoreError) -> Outcome {
+    crate::log_limit::warn_limited!("task store: {e}");
+    Outcome::error(ErrorObject::internal(format!("{e}")))
+}
+
+impl Server {
+    /// Whether this `tools/call` runs as a task: the tool supports one and
+    /// the request declared the extension. `-32021` for a tool that runs
+    /// only as a task, called without it (and always in a legacy session,
+    /// whose revisions have no such tasks).
+    pub(crate) fn task_wanted(
+        &self,
+        p: &Prepared,
+        tool: &ToolInner,
+        name: &str,
+    ) -> Result<bool, Outcome> {
+        let support = tool.task.support;
+        if support == TaskSupport::Forbidden {
+            return Ok(false);
+        }
+        let declared = matches!(p.era, Era::Modern) && declares_tasks(&p.meta);
+        match (declared, support) {
+            (true, _) => Ok(true),
+            (false, TaskSupport::Required) => Err(Outcome::error(tasks_required(format!(
+                "Missing required client capability: tool {name:?} runs only as a task; declare the {TASKS_EXTENSION} extension in the request's client capabilities"
+            )))),
+            (false, _) => Ok(false),
+        }
+    }
+
+    /// Stores a new task and starts its runner; the `CreateTaskResult`
+    /// once the task is stored, so that a `tasks/get` anywhere finds it.
+    /// `started` is a deferred call's handler, already running.
+    pub(crate) async fn start_task(&self, start: TaskStart, started: Option<Started>) -> Outcome {
+        let options = &self.inner.tasks.options;
+        let Some(task_id) = crate::task::new_id() else {
+            return Outcome::error(ErrorObject::internal(
+                "the operating system's random source failed; no task id could be made",
+            ));
+        };
+        let now = now_ms();
+        let ttl = start.tool.task.ttl.unwrap_or(options.ttl);
+        let poll = start
+            .tool
+            .task
+            .poll_interval
+            .unwrap_or(options.poll_interval);
+        let record = TaskRecord {
+            id: task_id.clone(),
+            owner: start.principal.as_deref().map(str::to_owned),
+            tool: start.name.clone(),
+            state: TaskState::Working,
+            status_message: None,
+            created_ms: now,
+            updated_ms: now,
+            ttl_ms: wire_millis(ttl),
+            poll_interval_ms: wire_millis(poll).max(1),
+            answers: InputResponses::new(),
+            cancel_requested: false,
+        };
+        // Spec: extensions/tasks#task-creation — not before the task is
+        // durably created.
+        if let Err(e) = options.store.create(record.clone(), options.limits).await {
+            if let Some(started) = started {
+                let _ = started.created.send(false);
+                // The handler goes on as a plain call; it is awaited by
+                // nobody, so it is stopped.
+                started.running.abort();
+            }
+            return match e {
+                StoreError::OwnerFull(_) => Outcome::error(RpcError::RateLimited(
+                    ErrorObject::new(ErrorCode::RATE_LIMITED, e.to_string()),
+                    poll.as_secs().max(1),
+                )),
+                StoreError::Full(_) => {
+                    Outcome::error(RpcError::Busy(ErrorObject::internal(e.to_string())))
+                }
+                StoreError::Unavailable(_) => store_failed(&e),
+            };
+        }
+        let runner = Arc::new(Runner::default());
+        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
+            runners.insert(task_id.clone(), Arc::clone(&runner));
+        }
+        let id = start.id.clone();
+        let deadline = Instant::now() + ttl;
+        let first = started.map(|s| {
+            let slot = Arc::new(StatusSlot::default());
+            let cx = s.cx.in_task(Arc::clone(&slot));
+            let _ = s.created.send(true);
+            (s.running, cx, slot)
+        });
+        tokio::spawn(self.clone().drive(task_id, start, runner, first, deadline));
+        let result = CreateTaskResult::new(record.detailed().task());
+        self.respond_with_meta(Shape::Modern, &id, &result)
+    }
+
+    /// A deferred task tool's call: the handler runs as a plain call until
+    /// it asks to continue as a task, then the request is answered with
+    /// the task and the handler goes on under its runner.
+    pub(crate) async fn call_deferred(&self, d: DeferredCall) -> Outcome {
+        let DeferredCall {
+            start,
+            round,
+            input,
+            cancel,
+            outbound,
+            kept,
+            raw,
+        } = d;
+        let (hook, mut asked) = oneshot::channel();
+        // The handler's own token: once the call is a task, only
+        // `tasks/cancel` stops it, not the request going away.
+        let own = CancellationToken::new();
+        let cx = RequestContext::new(
+            start.id.clone(),
+            Arc::clone(&start.meta),
+            own.clone(),
+            outbound,
+        )
+        .with_principal(start.principal.clone())
+        .with_round(input)
+        .with_defer(hook);
+        let mut running = tokio::spawn((start.tool.handler)(start.args.clone(), cx.clone()));
+        let mut request_gone = false;
+        let joined = loop {
+            tokio::select! {
+                joined = &mut running => break joined,
+                created = &mut asked, if !request_gone => {
+                    let Ok(created) = created else {
+                        // The handler dropped its context: it is finishing.
+                        request_gone = true;
+                        continue;
+                    };
+                    cx.finish();
+                    let started = Started { running, cx, created };
+                    return self.start_task(start, Some(started)).await;
+                }
+                () = cancel.cancelled(), if !request_gone => {
+                    request_gone = true;
+                    own.cancel();
+                }
+            }
+        };
+        cx.finish();
+        let tool = Arc::clone(&start.tool);
+        self.answer_call(
+            Answer {
+                tool: &tool,
+                shape: Shape::Modern,
+                name: &start.name,
+                id: &start.id,
+                round,
+                kept,
+                raw,
+            },
+            joined.unwrap_or_else(|e| Err(handler_stopped(&e))),
+        )
+    }
+
+    /// Runs a task to its end: each round of its handler, the input it
+    /// asks for, its status messages; then records how it ended and
+    /// forgets the runner.
+    async fn drive(
+        self,
+        task_id: String,
+        start: TaskStart,
+        runner: Arc<Runner>,
+        first: Option<(JoinHandle<Handled>, RequestContext, Arc<StatusSlot>)>,
+        deadline: Instant,
+    ) {
+        let TaskStart {
+            tool,
+            name,
+            id,
+            args,
+            meta,
+            principal,
+            input,
+            place,
+        } = start;
+        let _place = place;
+        let store = Arc::clone(&self.inner.tasks.options.store);
+        let mut round = input.round.max(1);
+        let mut keys = Keys::default();
+        let spawn_round = |input: RoundInput, slot: &Arc<StatusSlot>| {
+            let cx =
+                RequestContext::new(id.clone(), Arc::clone(&meta), runner.cancel.clone(), None)
+                    .with_principal(principal.clone())
+                    .with_round(input)
+                    .in_task(Arc::clone(slot));
+            tokio::spawn((tool.handler)(args.clone(), cx))
+        };
+        let (mut running, slot) = match first {
+            Some((running, _cx, slot)) => (running, slot),
+            None => {
+                let slot = Arc::new(StatusSlot::default());
+                (spawn_round(input, &slot), slot)
+            }
+        };
+        let mut cancel_seen = false;
+        let ended = loop {
+            // Until the task expires, or a cancelled handler's grace ends.
+            let mut stop_at = deadline;
+            let joined = loop {
+                tokio::select! {
+                    joined = &mut running => break Some(joined),
+                    () = slot.changed.notified() => {
+                        if let Some(message) = slot.take() {
+                            let _ = store.change(&task_id, Change::Message(message), now_ms()).await;
+                        }
+                    }
+                    () = runner.cancel.cancelled(), if !cancel_seen => {
+                        cancel_seen = true;
+                        stop_at = deadline.min(Instant::now() + CANCEL_GRACE);
+                    }
+                    () = tokio::time::sleep_until(stop_at) => break None,
+                }
+            };
+            let Some(joined) = joined else {
+                runner.cancel.cancel();
+                running.abort();
+                break if cancel_seen {
+                    Ended::Cancelled
+                } else {
+                    expired()
+                };
+            };
+            let cancelled = runner.cancel.is_cancelled();
+            let output = joined.unwrap_or_else(|e| Err(handler_stopped(&e)));
+            match output {
+                Ok(Forwarded::Output(HandlerOutput::InputRequired(ir))) if !cancelled => {
+                    if round >= MAX_TASK_ROUNDS {
+                        break Ended::Failed(ErrorObject::internal(format!(
+                            "tool {name:?} asked for input more than {MAX_TASK_ROUNDS} times"
+                        )));
+                    }
+                    match self
+                        .task_input(&task_id, &meta, ir, &mut keys, &runner, deadline)
+                        .await
+                    {
+                        Ok((responses, state)) => {
+                            round += 1;
+                            let input = RoundInput {
+                                round,
+                                responses: Some(responses),
+                                unsolicited: None,
+                                state,
+                            };
+                            running = spawn_round(input, &slot);
+                        }
+                        Err(ended) => break ended,
+                    }
+                }
+                output => break self.task_ended(&tool, &name, output, cancelled),
+            }
+        };
+        // Spec: extensions/tasks#task-status — the outcome is recorded, the
+        // store being down or not: retried until the task would expire.
+        let mut pause = Duration::from_millis(100);
+        loop {
+            match store
+                .change(&task_id, Change::Finish(ended.clone()), now_ms())
+                .await
+            {
+                Ok(_) => break,
+                Err(e) if Instant::now() + pause < deadline => {
+                    crate::log_limit::warn_limited!(task = %task_id, "recording the task's end failed: {e}; retrying");
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => {
+                    crate::log_limit::error_limited!(task = %task_id, "the task's end was not recorded: {e}");
+                    break;
+                }
+            }
+        }
+        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
+            runners.remove(&task_id);
+        }
+    }
+
+    /// A round that asked for input: the task is `input_required` until
+    /// every request is answered; the answers (under the handler's keys)
+    /// and its state, or how the task ended meanwhile.
+    async fn task_input(
+        &self,
+        task_id: &str,
+        meta: &RequestMeta,
+        ir: InputRequired,
+        keys: &mut Keys,
+        runner: &Runner,
+        deadline: Instant,
+    ) -> Result<(InputResponses, Value), Ended> {
+        if let Some(why) = ir.error {
+            crate::log_limit::error_limited!("a handler built an invalid input_required: {why}");
+            return Err(Ended::Failed(ErrorObject::internal(
+                "the server built an invalid input request",
+            )));
+        }
+        let none = ClientCapabilities::default();
+        let caps = meta.client_capabilities.as_ref().unwrap_or(&none);
+        let requests = mrtr::admit(caps, ir.requests).map_err(Ended::Failed)?;
+        let wire = keys.issue(requests);
+        let store = &self.inner.tasks.options.store;
+        match store
+            .change(task_id, Change::InputRequired(wire), now_ms())
+            .await
+        {
+            Ok(Some(_)) => {}
+            Ok(None) => return Err(expired()),
+            Err(e) => return Err(Ended::Failed(ErrorObject::internal(e.to_string()))),
+        }
+        loop {
+            tokio::select! {
+                () = runner.wake.notified() => {}
+                () = runner.cancel.cancelled() => return Err(Ended::Cancelled),
+                () = tokio::time::sleep_until(deadline) => return Err(expired()),
+            }
+            let Ok(Some(record)) = store.get(task_id).await else {
+                continue;
+            };
+            if record.cancel_requested {
+                return Err(Ended::Cancelled);
+            }
+            if matches!(record.state, TaskState::InputRequired { .. }) {
+                // Partial answers: the rest are still outstanding.
+                continue;
+            }
+            let Ok(Some((_, applied))) = store.change(task_id, Change::TakeAnswers, now_ms()).await
+            else {
+                continue;
+            };
+            return Ok((keys.answers(applied.taken), ir.state.unwrap_or(Value::Null)));
+        }
+    }
+
+    /// How a handler's last round ends its task. After `tasks/cancel`,
+    /// anything but a successful result is `cancelled`.
+    fn task_ended(&self, tool: &ToolInner, name: &str, output: Handled, cancelled: bool) -> Ended {
+        let max = self.inner.tasks.options.max_result_bytes;
+        match output {
+            Ok(Forwarded::Output(HandlerOutput::Complete(result))) => {
+                match checked_result(tool, name, result) {
+                    Ok(result) if cancelled && result.is_error == Some(true) => Ended::Cancelled,
+                    Ok(result) => completed(serde_json::to_value(result), max),
+                    Err(_) if cancelled => Ended::Cancelled,
+                    Err(e) => Ended::Failed(e),
+                }
+            }
+            Ok(Forwarded::Json(json)) => completed(serde_json::from_str(json.get()), max),
+            Ok(Forwarded::Output(HandlerOutput::InputRequired(_))) => Ended::Cancelled,
+            Err(_) if cancelled => Ended::Cancelled,
+            // Spec: extensions/tasks#task-execution-errors — a tool error
+            // is `completed` with `isError`; `failed` is for JSON-RPC errors.
+            Err(HandlerError::Failed(text)) => {
+                completed(serde_json::to_value(CallToolResult::error_text(text)), max)
+            }
+            Err(e) => Ended::Failed(e.into_error_object()),
+        }
+    }
+
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`, for a request that
+    /// declared the extension (`Server::step` checked).
+    pub(crate) async fn task_method(&self, mut p: Prepared) -> Outcome {
+        let Some(task_id) = p.params.task_id.take() else {
+            return Outcome::error(ErrorObject::invalid_params(format!(
+                "{} needs params.taskId",
+                p.method
+            )));
+        };
+        let store = &self.inner.tasks.options.store;
+        let record = match store.get(&task_id).await {
+            // Spec: extensions/tasks#security-considerations — another
+            // principal's task reads exactly like an unknown one.
+            Ok(Some(record)) if record.owner.as_deref() == p.principal().map(|s| &**s) => record,
+            Ok(_) => return not_found(),
+            Err(e) => return store_failed(&e),
+        };
+        match p.method {
+            Method::TasksGet => {
+                let result = GetTaskResult::new(record.detailed());
+                self.respond_with_meta(Shape::Modern, &p.id, &result)
+            }
+            Method::TasksUpdate => {
+                let Some(Value::Object(responses)) = p.params.input_responses.take().map(|b| *b)
+                else {
+                    return Outcome::error(ErrorObject::invalid_params(
+                        "tasks/update needs params.inputResponses, an object keyed like the task's inputRequests",
+                    ));
+                };
+                if matches!(record.state, TaskState::InputRequired { .. }) {
+                    match store
+                        .change(&task_id, Change::Answer(responses), now_ms())
+                        .await
+                    {
+                        Ok(Some((_, applied))) if applied.all_answered => {
+                            if let Some(runner) = self.inner.tasks.runner(&task_id) {
+                                runner.wake.notify_one();
+                            }
+                        }
+                        Ok(_) => {}
+                        Err(e) => return store_failed(&e),
+                    }
+                }
+                self.ack(&p.id)
+            }
+            Method::TasksCancel => {
+                // Spec: extensions/tasks#task-cancellation — cooperative: the
+                // ack at once, whatever the task then does; a terminal task
+                // gets the same ack.
+                if !record.is_terminal() {
+                    if let Err(e) = store
+                        .change(&task_id, Change::RequestCancel, now_ms())
+                        .await
+                    {
+                        return store_failed(&e);
+                    }
+                    if let Some(runner) = self.inner.tasks.runner(&task_id) {
+                        runner.cancel.cancel();
+                    }
+                }
+                self.ack(&p.id)
+            }
+            _ => Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
+        }
+    }
+
+    fn ack(&self, id: &RequestId) -> Outcome {
+        let ack = TaskAck {
+            result_type: ResultType::Complete,
+            meta: None,
+        };
+        self.respond_with_meta(Shape::Modern, id, &ack)
+    }
+}
+
+/// A result as a completed task keeps it: the object without
+/// `resultType`, within the store's size limit.
+fn completed(result: serde_json::Result<Value>, max: usize) -> Ended {
+    let mut object: JsonObject = match result {
+        Ok(Value::Object(object)) => object,
+        Ok(_) | Err(_) => {
+            return Ended::Failed(ErrorObject::internal("the tool's result is not an object"));
+        }
+    };
+    object.remove("resultType");
+    let size = serde_json::to_vec(&object).map_or(usize::MAX, |v| v.len());
+    if size > max {
+        return Ended::Failed(ErrorObject::internal(format!(
+            "the tool's result is {size} bytes, over the {max} bytes a task may store"
+        )));
+    }
+    Ended::Completed(object)
+}
+
+fn handler_stopped(e: &JoinError) -> HandlerError {
+    HandlerError::Protocol(ErrorObject::internal(if e.is_panic() {
+        "the tool's handler panicked"
+    } else {
+        "the tool's handler was stopped"
+    }))
+}
+
+/// The input request keys of one task: each handler key gets a task key
+/// never used before in the task, so that a key answered once is never
+/// asked again.
+///
+/// Spec: extensions/tasks#task-update-requests — keys are unique over the
+/// task's lifetime.
+#[derive(Debug, Default)]
+struct Keys {
+    used: HashSet<String>,
+    /// This round's task keys, to the handler's keys.
+    current: HashMap<String, String>,
+}
+
+impl Keys {
+    fn issue(&mut self, requests: InputRequests) -> InputRequests {
+        self.current.clear();
+        let mut wire = InputRequests::new();
+        for (key, request) in requests {
+            let mut task_key = key.clone();
+            let mut n = 2u32;
+            while self.used.contains(&task_key) {
+                task_key = format!("{key}.{n}");
+                n += 1;
+            }
+            self.used.insert(task_key.clone());
+            self.current.insert(task_key.clone(), key);
+            wire.insert(task_key, request);
+        }
+        wire
+    }
+
+    /// Answers under task keys, under the handler's keys.
+    fn answers(&self, taken: InputResponses) -> InputResponses {
+        let mut answers = Map::new();
+        for (task_key, answer) in taken {
+            if let Some(key) = self.current.get(&task_key) {
+                answers.insert(key.clone(), answer);
+            }
+        }
+        answers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Keys;
+    use toolwire_proto::types::{InputRequest, InputRequests};
+
+    fn roots() -> InputRequest {
+        serde_json::from_value(serde_json::json!({"method": "roots/list", "params": {}}))
+            .expect("request")
+    }
+
+    #[test]
+    fn a_key_is_never_issued_twice_in_a_task() {
+        let mut keys = Keys::default();
+        let first: InputRequests = [("confirm".to_owned(), roots())].into();
+        assert_eq!(keys.issue(first).keys().collect::<Vec<_>>(), ["confirm"]);
+        let again: InputRequests = [
+            ("confirm".to_owned(), roots()),
+            ("confirm.2".to_owned(), roots()),
+        ]
+        .into();
+        let issued: Vec<String> = keys.issue(again).into_keys().collect();
+        assert_eq!(issued.len(), 2);
+        assert!(!issued.contains(&"confirm".to_owned()), "{issued:?}");
+        let answers: serde_json::Map<_, _> = issued
+            .iter()
+            .map(|k| (k.clone(), serde_json::json!({})))
+            .collect();
+        let mut back: Vec<String> = keys.answers(answers).into_iter().map(|(k, _)| k).collect();
+        back.sort();
+        assert_eq!(back, ["confirm", "confirm.2"]);
+    }
+}

@@ -1,0 +1,123 @@
+//! [`MemoryTaskStore`]: tasks in this process, bounded, for a server that
+//! runs as one replica.
+
+use super::store::{Applied, Change, CreateLimits, StoreError, StoreFuture, TaskRecord, TaskStore};
+use super::time::now_ms;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+
+/// Tasks kept in this process: the default store.
+///
+/// Every table is bounded by the [`CreateLimits`] creation is given; an
+/// expired task is never returned, and is deleted by the next creation or
+/// [`purge`](TaskStore::purge) (the server purges once a minute). A lookup
+/// costs the same at one task as at a hundred thousand (a hash map).
+#[derive(Debug, Default)]
+pub struct MemoryTaskStore {
+    inner: Mutex<Tables>,
+}
+
+#[derive(Debug, Default)]
+struct Tables {
+    records: HashMap<String, TaskRecord>,
+    /// (expiry, id), soonest first.
+    expiry: BTreeSet<(u64, String)>,
+    /// Tasks held per owner.
+    owners: HashMap<Option<String>, usize>,
+}
+
+impl Tables {
+    fn purge(&mut self, now: u64) -> usize {
+        let mut gone = 0;
+        while let Some((at, _)) = self.expiry.first()
+            && *at <= now
+        {
+            let Some((_, id)) = self.expiry.pop_first() else {
+                break;
+            };
+            if let Some(record) = self.records.remove(&id) {
+                gone += 1;
+                if let Some(n) = self.owners.get_mut(&record.owner) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.owners.remove(&record.owner);
+                    }
+                }
+            }
+        }
+        gone
+    }
+
+    fn live(&self, id: &str, now: u64) -> Option<&TaskRecord> {
+        self.records.get(id).filter(|r| r.expires_ms() > now)
+    }
+}
+
+impl MemoryTaskStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many tasks the store holds, expired ones not yet purged
+    /// included.
+    pub fn len(&self) -> usize {
+        self.inner.lock().map_or(0, |t| t.records.len())
+    }
+
+    /// Whether the store holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn tables(&self) -> Result<std::sync::MutexGuard<'_, Tables>, StoreError> {
+        self.inner
+            .lock()
+            .map_err(|_| StoreError::Unavailable("the in-memory task table is poisoned".into()))
+    }
+}
+
+impl TaskStore for MemoryTaskStore {
+    fn create(&self, record: TaskRecord, limits: CreateLimits) -> StoreFuture<'_, ()> {
+        let result = self.tables().and_then(|mut t| {
+            t.purge(now_ms());
+            if t.records.len() >= limits.total {
+                return Err(StoreError::Full(limits.total));
+            }
+            let held = t.owners.get(&record.owner).copied().unwrap_or(0);
+            if held >= limits.per_owner {
+                return Err(StoreError::OwnerFull(limits.per_owner));
+            }
+            *t.owners.entry(record.owner.clone()).or_default() += 1;
+            t.expiry.insert((record.expires_ms(), record.id.clone()));
+            t.records.insert(record.id.clone(), record);
+            Ok(())
+        });
+        Box::pin(std::future::ready(result))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        let result = self.tables().map(|t| t.live(id, now_ms()).cloned());
+        Box::pin(std::future::ready(result))
+    }
+
+    fn change<'a>(
+        &'a self,
+        id: &'a str,
+        change: Change,
+        now: u64,
+    ) -> StoreFuture<'a, Option<(TaskRecord, Applied)>> {
+        let result = self.tables().map(|mut t| {
+            t.live(id, now)?;
+            let record = t.records.get_mut(id)?;
+            let applied = record.apply(change, now);
+            Some((record.clone(), applied))
+        });
+        Box::pin(std::future::ready(result))
+    }
+
+    fn purge(&self, now: u64) -> StoreFuture<'_, usize> {
+        let result = self.tables().map(|mut t| t.purge(now));
+        Box::pin(std::future::ready(result))
+    }
+}

@@ -25,6 +25,12 @@ async fn discover_declares_every_primitive_with_list_changes() {
     assert_eq!(caps["prompts"], json!({"listChanged": true}));
     assert_eq!(caps["resources"]["listChanged"], true);
     assert_eq!(caps["completions"], json!({}));
+    // Spec: extensions/tasks#capability-negotiation — some fixtures run as
+    // tasks.
+    assert_eq!(
+        caps["extensions"]["io.modelcontextprotocol/tasks"],
+        json!({})
+    );
     assert_eq!(r["resultType"], "complete");
     assert_eq!(
         r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
@@ -67,6 +73,13 @@ async fn tools_list_has_every_fixture_with_a_description() {
             "test_elicitation_sep1034_defaults",
             "test_elicitation_sep1330_enums",
             "test_reconnection",
+            "greet",
+            "slow_compute",
+            "failing_job",
+            "protocol_error_job",
+            "confirm_delete",
+            "multi_input",
+            "test_tool_with_task",
         ]
     );
     let no_args: Value = serde_json::from_str(NO_ARGS).expect("JSON");
@@ -84,7 +97,14 @@ async fn tools_list_has_every_fixture_with_a_description() {
                     "required": ["value"]
                 })
             ),
-            Some("json_schema_2020_12_tool" | "test_sampling" | "test_elicitation") => {}
+            Some(
+                "json_schema_2020_12_tool"
+                | "test_sampling"
+                | "test_elicitation"
+                | "greet"
+                | "slow_compute"
+                | "confirm_delete",
+            ) => {}
             _ => assert_eq!(t["inputSchema"], no_args, "{t}"),
         }
     }

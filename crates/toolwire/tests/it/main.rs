@@ -12,5 +12,7 @@ mod macros;
 mod middleware;
 mod module_graph;
 mod mrtr;
+#[cfg(feature = "http")]
+mod tasks;
 #[cfg(feature = "macros")]
 mod ui;

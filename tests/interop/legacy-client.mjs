@@ -40,7 +40,7 @@ const url = mode === 'http' ? loopbackUrl(target) : undefined;
 const transportFor = () => (mode === 'stdio' ? stdioTransport(target) : httpTransport(url));
 const checks = new Checks(`legacy ${mode}:`);
 
-const DEMO_TOOLS = ['echo', 'add', 'countdown', 'regional_echo', 'confirm_action', 'define_tool', 'undefine_tool'];
+const DEMO_TOOLS = ['echo', 'add', 'countdown', 'regional_echo', 'confirm_action', 'define_tool', 'undefine_tool', 'report'];
 const CONFIRM_SCHEMA = {
   type: 'object',
   properties: { confirm: { type: 'boolean', description: 'Whether to go ahead with the action.' } },

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use toolwire::proto::types::LoggingLevel;
+use toolwire::task::TaskSupport;
 use toolwire::{
     ElicitAnswer, InputRequired, RegistrationError, RequestContext, Server, Tool, ToolError,
     ToolResult,
@@ -16,7 +17,7 @@ use toolwire_replica::{Relay, SharedTools, ToolFactory};
 
 /// The demo tools with a one-line summary each, for `serve --help`. A test
 /// checks this against what [`register`] registers.
-pub(crate) const TOOLS: [(&str, &str); 7] = [
+pub(crate) const TOOLS: [(&str, &str); 8] = [
     ("echo", "echoes `text` back"),
     ("add", "adds `a` and `b`; structured output {sum}"),
     (
@@ -38,6 +39,10 @@ pub(crate) const TOOLS: [(&str, &str); 7] = [
     (
         "undefine_tool",
         "removes a tool define_tool registered (over HTTP only with --allow-define)",
+    ),
+    (
+        "report",
+        "writes a `pages`-page report, as a task for clients that support them; `publish` asks first",
     ),
 ];
 
@@ -203,6 +208,19 @@ pub(crate) fn register(
     if define {
         register_define(server, shared)?;
     }
+    server.add_tool(
+        Tool::builder("report")
+            .description(
+                "Writes a report of `pages` pages (0.3 s each), reporting progress. With \
+                 `publish`, asks the user to confirm publishing it (form elicitation). Runs as \
+                 a task (io.modelcontextprotocol/tasks) for a client that declares the \
+                 extension, as a plain call otherwise.",
+            )
+            .task(TaskSupport::Optional)
+            .task_poll_interval(Duration::from_millis(500))
+            .input::<ReportInput>()
+            .handler(report)?,
+    )?;
     crate::demo_features::register(server)?;
     Ok(())
 }
@@ -343,6 +361,56 @@ fn undefine_tool(
     }
     server.remove_tool(name);
     Ok(format!("undefined {name}"))
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct ReportInput {
+    /// How many pages to write.
+    #[schemars(range(min = 1, max = 100))]
+    pages: u32,
+    /// Ask the user to confirm publishing the report once it is written.
+    #[serde(default)]
+    publish: bool,
+}
+
+#[derive(Deserialize, JsonSchema)]
+struct Publish {
+    /// Whether to publish the report.
+    publish: bool,
+}
+
+/// The same code as a plain call and inside a task: progress becomes the
+/// task's status message, the confirmation its `input_required`.
+async fn report(i: ReportInput, cx: RequestContext) -> Result<ToolResult, ToolError> {
+    let pages = i.pages.clamp(1, 100);
+    // A retry (MRTR, or the task's next round) already wrote the report.
+    let answer = cx.input::<ElicitAnswer<Publish>>("publish")?;
+    if answer.is_none() {
+        for page in 1..=pages {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(300)) => {}
+                () = cx.cancelled() => return Err(ToolError::failed("report cancelled")),
+            }
+            cx.report_progress(
+                f64::from(page),
+                Some(f64::from(pages)),
+                Some(&format!("page {page} of {pages}")),
+            );
+        }
+        if i.publish {
+            return Ok(InputRequired::new()
+                .elicit::<Publish>("publish", format!("Publish the {pages}-page report?"))
+                .into());
+        }
+    }
+    let published = matches!(
+        answer,
+        Some(ElicitAnswer::Accept(Publish { publish: true }))
+    );
+    Ok(ToolResult::text(format!(
+        "report of {pages} pages written{}",
+        if published { " and published" } else { "" }
+    )))
 }
 
 async fn countdown(i: CountdownInput, cx: RequestContext) -> Result<String, ToolError> {

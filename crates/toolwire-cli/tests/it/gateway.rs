@@ -120,12 +120,13 @@ async fn names_are_prefixed_in_upstream_order_and_results_pass_through() {
             "demo__confirm_action",
             "demo__define_tool",
             "demo__undefine_tool",
+            "demo__report",
             "web__say",
             "web__add",
         ],
         "upstream order, then each upstream's order; filtered and renamed"
     );
-    let say = &list["result"]["tools"][7];
+    let say = &list["result"]["tools"][8];
     assert_eq!(say["description"], "Says it back");
     let r = gw
         .call(
@@ -562,7 +563,7 @@ async fn check_prints_the_table_and_what_dialects_reject() {
     let clean = write_config(&dir, &stdio_upstream("demo"));
     let (ok, out, err) = run(&["gateway", "check", "--config", &clean]).await;
     assert!(ok, "{out}{err}");
-    assert!(out.contains("7 tools, about "), "{out}");
+    assert!(out.contains("8 tools, about "), "{out}");
 }
 
 #[tokio::test]
@@ -577,7 +578,7 @@ async fn a_down_upstream_is_left_out_or_fails_the_list_when_fail_closed() {
     let open = write_config(&dir, &format!("{}{down}", stdio_upstream("demo")));
     let mut gw = gateway(&open);
     let list = gw.call(1, "tools/list", json!({})).await;
-    assert_eq!(names(&list).len(), 7, "demo's tools only: {list}");
+    assert_eq!(names(&list).len(), 8, "demo's tools only: {list}");
     assert_eq!(
         list["result"]["cacheScope"], "public",
         "only the upstreams in the list decide its cache hints"

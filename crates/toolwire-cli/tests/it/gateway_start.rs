@@ -124,7 +124,7 @@ async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
     let list = loop {
         id += 1;
         let list = gw.call(id, "tools/list", json!({})).await;
-        if names(&list).len() == 7 {
+        if names(&list).len() == 8 {
             break list;
         }
         assert!(
@@ -156,7 +156,7 @@ async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
             );
             id += 1;
             let names = names(&gw.call(id, "tools/list", json!({})).await);
-            if names.len() == 14 {
+            if names.len() == 16 {
                 return names;
             }
         }
@@ -164,10 +164,10 @@ async fn a_slow_upstream_does_not_delay_serving_and_joins_with_list_changed() {
     .await
     .expect("the late upstream's tools are listed after a list_changed");
     assert!(
-        names[..7].iter().all(|n| n.starts_with("demo__")),
+        names[..8].iter().all(|n| n.starts_with("demo__")),
         "{names:?}"
     );
-    assert_eq!(names[7], "late__echo", "upstream order: {names:?}");
+    assert_eq!(names[8], "late__echo", "upstream order: {names:?}");
     // The late upstream's hints now count: its lists are private, with a
     // shorter ttlMs.
     let list = gw.call(4, "tools/list", json!({})).await;
@@ -210,7 +210,7 @@ async fn a_late_collision_leaves_the_served_name_with_its_upstream() {
         loop {
             id += 1;
             let list = gw.call(id, "tools/list", json!({})).await;
-            if names(&list).len() == 7 {
+            if names(&list).len() == 8 {
                 return list;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
@@ -265,7 +265,7 @@ async fn check_waits_for_a_slow_upstream() {
     opener.await.expect("opener");
     assert!(ok, "{out}{err}");
     assert!(out.contains("\nlate__echo "), "{out}");
-    assert!(out.contains("14 tools, about "), "{out}");
+    assert!(out.contains("16 tools, about "), "{out}");
 }
 
 #[tokio::test]

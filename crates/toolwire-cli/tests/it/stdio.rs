@@ -50,7 +50,8 @@ async fn lists_demo_tools_in_order_with_schemas() {
             "regional_echo",
             "confirm_action",
             "define_tool",
-            "undefine_tool"
+            "undefine_tool",
+            "report"
         ]
     );
     for t in res["tools"].as_array().expect("tools") {

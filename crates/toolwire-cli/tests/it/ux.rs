@@ -187,7 +187,7 @@ async fn serve_help_lists_every_tool_the_demo_serves() {
         .iter()
         .map(|t| t["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
     for flag in ["--help", "-h"] {
         let help = run(&["serve", flag]).await;
         assert!(help.ok, "{}", help.err);

@@ -124,6 +124,14 @@ impl Server {
             )
             .into());
         };
+        // Spec: extensions/tasks#task-status-notifications — task
+        // notifications need the extension declared.
+        if requested.task_ids.is_some() && !super::tasks::declares_tasks(&p.meta) {
+            return Err(RpcError::from(super::tasks::tasks_required(format!(
+                "Missing required client capability: notifications.taskIds needs the {} extension declared in the request's client capabilities",
+                toolwire_proto::types::TASKS_EXTENSION
+            ))));
+        }
         if self.is_shutting_down() {
             return Err(RpcError::Busy(ErrorObject::internal(
                 "the server is shutting down; listen elsewhere",
@@ -189,8 +197,9 @@ impl Server {
             resource_subscriptions: requested.resource_subscriptions.clone().filter(|uris| {
                 !uris.is_empty() && resources.and_then(|r| r.subscribe) == Some(true)
             }),
-            // The server does not offer the Tasks extension (yet): the
-            // acknowledgement carries only what it will send.
+            // Task status is polled (`tasks/get`); no `notifications/tasks`
+            // are sent yet, and the acknowledgement says so by naming no
+            // task.
             task_ids: None,
         }
     }

@@ -492,3 +492,23 @@ async fn a_legacy_session_gets_plain_calls_and_no_task_methods() {
         assert_eq!(rpc_code(&e), -32601, "{method}");
     }
 }
+
+#[tokio::test]
+async fn listening_for_tasks_needs_the_extension_and_names_no_task_yet() {
+    let server = server();
+    let filter = toolwire::proto::types::SubscriptionFilter {
+        tools_list_changed: Some(true),
+        task_ids: Some(vec!["some-task".to_owned()]),
+        ..Default::default()
+    };
+    let e = client(&server, false)
+        .listen(filter.clone())
+        .await
+        .map(|_| ())
+        .expect_err("refused");
+    assert_eq!(rpc_code(&e), -32021);
+    let sub = client(&server, true).listen(filter).await.expect("listen");
+    let ack = &sub.acknowledgment().params["notifications"];
+    assert_eq!(ack["toolsListChanged"], true, "{ack}");
+    assert!(ack.get("taskIds").is_none(), "{ack}");
+}

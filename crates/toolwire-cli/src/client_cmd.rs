@@ -119,6 +119,11 @@ pub(crate) struct CallArgs {
     /// terminal (a terminal always shows a progress bar).
     #[arg(long)]
     progress: bool,
+    /// Declare the Tasks extension (io.modelcontextprotocol/tasks): a tool
+    /// that supports tasks runs as one, polled until it ends, its input
+    /// requests asked as for any call.
+    #[arg(long)]
+    task: bool,
     #[command(flatten)]
     log: log::LogArgs,
     #[command(flatten)]
@@ -275,10 +280,13 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
     };
     let bar = interact::ProgressBar::new(show);
     let (answers_h, bar_h) = (Arc::clone(&answers), bar.clone());
-    let builder =
+    let mut builder =
         ClientBuilder::new().with_elicitation(move |key: String, request: ElicitRequestParams| {
             interact::elicit(Arc::clone(&answers_h), bar_h.clone(), key, request)
         });
+    if a.task {
+        builder = builder.with_tasks();
+    }
     let client = connect(url, &a.connection, builder)?;
     let options = a.log.apply(RequestOptions::new(), &bar);
     let outcome = bounded(

@@ -408,8 +408,9 @@ async fn report(i: ReportInput, cx: RequestContext) -> Result<ToolResult, ToolEr
         Some(ElicitAnswer::Accept(Publish { publish: true }))
     );
     Ok(ToolResult::text(format!(
-        "report of {pages} pages written{}",
-        if published { " and published" } else { "" }
+        "report of {pages} pages written{}{}",
+        if published { " and published" } else { "" },
+        if cx.is_task() { ", as a task" } else { "" }
     )))
 }
 

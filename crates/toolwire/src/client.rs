@@ -49,6 +49,7 @@ mod method;
 mod mrtr;
 mod notification;
 mod options;
+mod task;
 mod tools;
 pub(crate) mod transport;
 mod wire;
@@ -127,6 +128,8 @@ struct Inner {
     cache: Arc<Cache>,
     tools: ToolIndex,
     max_rounds: usize,
+    /// Whether the client declared the Tasks extension.
+    tasks: bool,
     timeout: Option<Duration>,
     max_time: Option<Duration>,
     credentials: RwLock<Option<Arc<str>>>,
@@ -174,7 +177,7 @@ impl Client {
     }
 
     fn new(builder: ClientBuilder, transport: Arc<dyn Transport>) -> Self {
-        let capabilities = builder.handlers.capabilities();
+        let capabilities = builder.capabilities();
         let capabilities_json =
             serde_json::to_value(&capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
         let info = builder
@@ -202,6 +205,7 @@ impl Client {
                 cache: Arc::default(),
                 tools: ToolIndex::default(),
                 max_rounds: builder.max_input_rounds,
+                tasks: builder.tasks,
                 timeout: builder.timeout,
                 max_time: builder.max_time,
                 credentials: RwLock::new(builder.bearer.map(Into::into)),

@@ -521,3 +521,82 @@ async fn cli_list_warns_about_and_hides_invalid_tools() {
         "{err}"
     );
 }
+
+/// A client declaring the Tasks extension that answers every elicitation
+/// with `{publish: true}`, counting them.
+fn publishing(asked: Arc<Mutex<u32>>) -> ClientBuilder {
+    ClientBuilder::new().with_tasks().with_elicitation(
+        move |_key: String, _p: ElicitRequestParams| {
+            let asked = Arc::clone(&asked);
+            async move {
+                *asked.lock().expect("count") += 1;
+                let mut content = Map::new();
+                content.insert("publish".into(), Value::Bool(true));
+                Ok::<_, InputError>(ElicitResult {
+                    action: ElicitAction::Accept,
+                    content: Some(content),
+                })
+            }
+        },
+    )
+}
+
+/// Spec: extensions/tasks — `call_tool` follows a task to its end over
+/// both transports: polled, its confirmation asked once through the input
+/// handler and answered with `tasks/update`, its result returned.
+#[tokio::test]
+async fn call_tool_follows_a_task_to_its_result_on_both_transports() {
+    let http = HttpServer::start().await;
+    for transport in ["stdio", "http"] {
+        let asked = Arc::new(Mutex::new(0));
+        let client = match transport {
+            "stdio" => stdio_client(publishing(Arc::clone(&asked))),
+            _ => http.client(publishing(Arc::clone(&asked))),
+        };
+        let r = client
+            .call_tool("report", json!({"pages": 2, "publish": true}))
+            .await
+            .unwrap_or_else(|e| panic!("{transport}: {e}"));
+        assert_eq!(
+            text(&r),
+            "report of 2 pages written and published, as a task",
+            "{transport}"
+        );
+        assert_eq!(*asked.lock().expect("count"), 1, "{transport}: asked once");
+        // Without the extension the same tool answers synchronously, the
+        // confirmation through MRTR.
+        let plain = match transport {
+            "stdio" => stdio_client(confirming()),
+            _ => http.client(confirming()),
+        };
+        let r = plain
+            .call_tool("report", json!({"pages": 1}))
+            .await
+            .expect("plain call");
+        assert_eq!(text(&r), "report of 1 pages written", "{transport}");
+    }
+}
+
+/// `toolwire call --task`: the call runs as a task, its confirmation
+/// answered from `--input`.
+#[tokio::test]
+async fn cli_call_with_task_runs_the_tool_as_a_task() {
+    let server = HttpServer::start().await;
+    let url = server.url.as_str();
+    let (ok, out, err) = run(&[
+        "call",
+        url,
+        "report",
+        "pages=1",
+        "publish=true",
+        "--task",
+        "--input",
+        r#"publish={"publish": true}"#,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "report of 1 pages written and published, as a task\n");
+    let (ok, out, err) = run(&["call", url, "report", "pages=1"]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "report of 1 pages written\n");
+}

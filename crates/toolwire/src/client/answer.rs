@@ -14,6 +14,9 @@ use toolwire_proto::types::ResultType;
 pub(crate) enum Kind {
     Complete,
     InputRequired,
+    /// A task handle (the Tasks extension): valid only from `tools/call`
+    /// of a client that declared the extension, which the caller checks.
+    Task,
 }
 
 /// Reads `resultType`: absent means complete; an unknown value is an error.
@@ -26,9 +29,8 @@ fn kind_of(t: &Value) -> Result<Kind, ClientError> {
     match serde_json::from_value::<ResultType>(t.clone()) {
         Ok(ResultType::Complete) => Ok(Kind::Complete),
         Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
-        // The client does not declare the Tasks extension, so a task
-        // handle is an invalid response (extensions/tasks#capability-negotiation).
-        Ok(ResultType::Task) | Err(_) => Err(ClientError::UnknownResultType(match t {
+        Ok(ResultType::Task) => Ok(Kind::Task),
+        Err(_) => Err(ClientError::UnknownResultType(match t {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         })),

@@ -15,7 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use toolwire_proto::meta::PROTOCOL_VERSION;
 use toolwire_proto::types::{
     ClientCapabilities, CreateMessageRequest, ElicitRequest, ElicitationCapability, Implementation,
-    ListRootsRequest, SamplingCapability,
+    ListRootsRequest, SamplingCapability, TASKS_EXTENSION,
 };
 
 /// Builds a [`Client`]. Start with [`ClientBuilder::new`], add handlers and
@@ -62,6 +62,7 @@ pub struct ClientBuilder {
     pub(crate) bearer: Option<String>,
     pub(crate) mode: ProtocolMode,
     pub(crate) ca_pems: Vec<Vec<u8>>,
+    pub(crate) tasks: bool,
     #[cfg(feature = "oauth")]
     pub(crate) auth: super::auth::AuthSlot,
 }
@@ -90,6 +91,7 @@ impl ClientBuilder {
             bearer: None,
             mode: ProtocolMode::Auto,
             ca_pems: Vec::new(),
+            tasks: false,
             #[cfg(feature = "oauth")]
             auth: super::auth::AuthSlot::default(),
         }
@@ -259,9 +261,29 @@ impl ClientBuilder {
         self
     }
 
-    /// The client capabilities the registered handlers imply.
+    /// Declares the Tasks extension (`io.modelcontextprotocol/tasks`) on
+    /// every request: a server may then answer a `tools/call` with a task,
+    /// which [`Client::call_tool`] follows to its end (polling `tasks/get`
+    /// at the interval the server suggests, answering its input requests
+    /// with the input handlers, as for MRTR) and returns the final result
+    /// of.
+    ///
+    /// Spec: extensions/tasks
+    pub fn with_tasks(mut self) -> Self {
+        self.tasks = true;
+        self
+    }
+
+    /// The client capabilities the registered handlers imply, and the
+    /// Tasks extension with [`with_tasks`](Self::with_tasks).
     pub fn capabilities(&self) -> ClientCapabilities {
-        self.handlers.capabilities()
+        let mut caps = self.handlers.capabilities();
+        if self.tasks {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .insert(TASKS_EXTENSION.to_owned(), Default::default());
+        }
+        caps
     }
 
     /// Starts `command` as the server and speaks stdio to it. Its stderr is

@@ -349,10 +349,14 @@ impl Client {
         };
         let fetched: Result<Value, ClientError> = async {
             let mut v = to_value(&self.request_raw(method, &params, options).await?)?;
-            if let Kind::InputRequired = result_kind(&v)? {
+            match result_kind(&v)? {
                 // Spec: server/utilities/caching.mdx — interim results are
                 // not cacheable.
-                return Ok(v);
+                Kind::InputRequired => return Ok(v),
+                // Spec: extensions/tasks#capability-negotiation — a task
+                // handle for a method that has none is an invalid response.
+                Kind::Task => return Err(ClientError::UnknownResultType("task".into())),
+                Kind::Complete => {}
             }
             normalize_cache_hints(&mut v);
             if method.lists_tools {

@@ -14,7 +14,9 @@ use super::options::RequestOptions;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use toolwire_proto::types::{InputRequest, InputRequiredResult, InputResponses};
+use toolwire_proto::types::{
+    CallToolRequest, InputRequest, InputRequiredResult, InputResponses, RequestMethod,
+};
 
 /// How a driven request ended.
 #[derive(Debug)]
@@ -81,6 +83,16 @@ impl Client {
             let input_required = match answer.kind()? {
                 Kind::Complete => return Ok(Driven::Complete(answer)),
                 Kind::InputRequired => parse_input_required(method, answer)?,
+                // Spec: extensions/tasks#capability-negotiation — only a
+                // client that declared the extension takes a task handle,
+                // and only from `tools/call`.
+                Kind::Task if self.inner.tasks && method.name == CallToolRequest::METHOD => {
+                    return self
+                        .follow_task(answer, options)
+                        .await
+                        .map(Driven::Complete);
+                }
+                Kind::Task => return Err(ClientError::UnknownResultType("task".into())),
             };
             if manual || !self.has_input_handlers() {
                 return Ok(Driven::InputRequired(input_required));
@@ -96,14 +108,14 @@ impl Client {
         }
     }
 
-    fn has_input_handlers(&self) -> bool {
+    pub(crate) fn has_input_handlers(&self) -> bool {
         let h = &self.inner.handlers;
         h.elicit.is_some() || h.sampling.is_some() || h.roots.is_some()
     }
 
     /// Answers every input request; `None` when there were none (the retry
     /// then carries only the state).
-    async fn answer(
+    pub(crate) async fn answer(
         &self,
         input_required: &InputRequiredResult,
     ) -> Result<Option<InputResponses>, ClientError> {

@@ -248,10 +248,12 @@ impl RequestContext {
     /// For a tool built with [`ToolBuilder::defer_task`](crate::ToolBuilder::defer_task):
     /// turns this call into a task, now. The server answers the request
     /// with the task handle and the handler goes on in the background;
-    /// `true` once the task exists. `false` when the call cannot become a
-    /// task (the request did not declare the extension, the tool is not
-    /// deferred, or the task could not be stored): the handler goes on as
-    /// a plain call. `true` at once when it already runs in a task.
+    /// `true` once the task exists, and at once when the handler already
+    /// runs in one. `false` when the call cannot become a task (the request
+    /// did not declare the extension, the tool is not deferred, or the
+    /// request was cancelled): the handler goes on as a plain call. When
+    /// the task cannot be stored (a bound, the store down), the request is
+    /// answered with that error and the handler is stopped.
     ///
     /// Spec: extensions/tasks#task-creation — resolve MRTR rounds
     /// synchronously first, then create the task.

@@ -37,6 +37,7 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
 use tokio::task::{JoinError, JoinHandle};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::AbortOnDropHandle;
 use toolwire_proto::types::{
     CallToolResult, ClientCapabilities, CreateTaskResult, GetTaskResult, InputRequests,
     InputResponses, JsonObject, Method, RequestMeta, ResultType, TASKS_EXTENSION, TaskAck,
@@ -270,19 +271,30 @@ impl Server {
         .with_principal(start.principal.clone())
         .with_round(input)
         .with_defer(hook);
-        let mut running = tokio::spawn((start.tool.handler)(start.args.clone(), cx.clone()));
-        let mut request_gone = false;
+        // Stopped with the request, as a plain call's handler is, until it
+        // becomes a task.
+        let mut running = AbortOnDropHandle::new(tokio::spawn((start.tool.handler)(
+            start.args.clone(),
+            cx.clone(),
+        )));
+        let (mut request_gone, mut hook_closed) = (false, false);
         let joined = loop {
             tokio::select! {
                 joined = &mut running => break joined,
-                created = &mut asked, if !request_gone => {
+                created = &mut asked, if !hook_closed => {
+                    hook_closed = true;
                     let Ok(created) = created else {
                         // The handler dropped its context: it is finishing.
-                        request_gone = true;
                         continue;
                     };
+                    if request_gone {
+                        // Nobody is left to answer with the task: the
+                        // handler goes on as the cancelled plain call.
+                        let _ = created.send(false);
+                        continue;
+                    }
                     cx.finish();
-                    let started = Started { running, cx, created };
+                    let started = Started { running: running.detach(), cx, created };
                     return self.start_task(start, Some(started)).await;
                 }
                 () = cancel.cancelled(), if !request_gone => {

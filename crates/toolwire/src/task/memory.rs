@@ -10,7 +10,7 @@ use std::sync::Mutex;
 ///
 /// Every table is bounded by the [`CreateLimits`] creation is given; an
 /// expired task is never returned, and is deleted by the next creation or
-/// [`purge`](TaskStore::purge) (the server purges once a minute). A lookup
+/// [`purge`](TaskStore::purge). A lookup
 /// costs the same at one task as at a hundred thousand (a hash map).
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
@@ -119,5 +119,59 @@ impl TaskStore for MemoryTaskStore {
     fn purge(&self, now: u64) -> StoreFuture<'_, usize> {
         let result = self.tables().map(|mut t| t.purge(now));
         Box::pin(std::future::ready(result))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolwire_proto::types::{InputResponses, TaskState};
+
+    fn record(id: &str, owner: &str, created_ms: u64, ttl_ms: u64) -> TaskRecord {
+        TaskRecord {
+            id: id.to_owned(),
+            owner: Some(owner.to_owned()),
+            tool: "t".to_owned(),
+            state: TaskState::Working,
+            status_message: None,
+            created_ms,
+            updated_ms: created_ms,
+            ttl_ms,
+            poll_interval_ms: 1000,
+            answers: InputResponses::new(),
+            cancel_requested: false,
+        }
+    }
+
+    fn run<T>(f: StoreFuture<'_, T>) -> Result<T, StoreError> {
+        futures_util::FutureExt::now_or_never(f).expect("the memory store never waits")
+    }
+
+    #[test]
+    fn purging_frees_the_owners_places_and_an_expired_task_is_never_returned() {
+        let store = MemoryTaskStore::new();
+        let limits = CreateLimits {
+            per_owner: 1,
+            total: 10,
+        };
+        // Expired already (created at the epoch, one second to live).
+        run(store.create(record("old", "alice", 0, 1000), limits)).expect("create");
+        assert_eq!(run(store.get("old")).expect("get"), None);
+        assert!(
+            run(store.change("old", Change::RequestCancel, now_ms()))
+                .expect("change")
+                .is_none()
+        );
+        // The next creation purges it, so alice has a place again.
+        let now = now_ms();
+        run(store.create(record("new", "alice", now, 60_000), limits)).expect("create");
+        assert_eq!(store.len(), 1);
+        assert_eq!(
+            run(store.create(record("more", "alice", now, 60_000), limits)),
+            Err(StoreError::OwnerFull(1))
+        );
+        run(store.create(record("bobs", "bob", now, 60_000), limits)).expect("bob has his own");
+        assert_eq!(run(store.purge(now + 60_000)).expect("purge"), 2);
+        assert!(store.is_empty());
     }
 }

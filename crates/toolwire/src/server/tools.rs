@@ -117,7 +117,18 @@ impl Server {
             },
         };
         let principal = p.who.into_principal();
-        if as_task && !tool.task.deferred {
+        if as_task {
+            // A deferred call's handler runs this round as a plain call
+            // first; its task's later rounds count on from it.
+            let (first, deferred) = if tool.task.deferred {
+                let first = RoundInput {
+                    round: input.round,
+                    ..RoundInput::default()
+                };
+                (first, Some(input))
+            } else {
+                (input, None)
+            };
             let start = TaskStart {
                 tool: Arc::clone(&handle.inner),
                 name,
@@ -125,35 +136,24 @@ impl Server {
                 args,
                 meta: p.meta,
                 principal,
-                input,
+                input: first,
                 place,
             };
-            return self.start_task(start, None).await;
-        }
-        if as_task {
-            return self
-                .call_deferred(DeferredCall {
-                    start: TaskStart {
-                        tool: Arc::clone(&handle.inner),
-                        name,
-                        id,
-                        args,
-                        meta: p.meta,
-                        principal,
-                        input: RoundInput {
-                            round: input.round,
-                            ..RoundInput::default()
-                        },
-                        place,
-                    },
-                    round,
-                    input,
-                    cancel,
-                    outbound,
-                    kept,
-                    raw,
-                })
-                .await;
+            return match deferred {
+                None => self.start_task(start, None).await,
+                Some(input) => {
+                    let call = DeferredCall {
+                        start,
+                        round,
+                        input,
+                        cancel,
+                        outbound,
+                        kept,
+                        raw,
+                    };
+                    self.call_deferred(call).await
+                }
+            };
         }
         let timed = tool
             .limits

@@ -26,6 +26,29 @@ pub(crate) async fn connect(url: &str) -> anyhow::Result<Relay> {
     relay.with_context(|| format!("connecting to the bus at {}", redacted(url)))
 }
 
+/// The task store at `url` (`redis://…`); an unreachable one is an error
+/// naming it (without any password in the URL).
+pub(crate) async fn connect_tasks(
+    url: &str,
+) -> anyhow::Result<std::sync::Arc<dyn toolwire::task::TaskStore>> {
+    let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    match scheme {
+        #[cfg(feature = "redis")]
+        "redis" | "rediss" => {
+            let store = toolwire_redis::RedisTaskStore::connect(url, "toolwire")
+                .await
+                .with_context(|| format!("connecting to the task store at {}", redacted(url)))?;
+            Ok(std::sync::Arc::new(store))
+        }
+        #[cfg(not(feature = "redis"))]
+        "redis" | "rediss" => anyhow::bail!(
+            "--tasks {}: this toolwire was built without the `redis` feature",
+            redacted(url)
+        ),
+        _ => anyhow::bail!("--tasks expects redis://HOST:PORT; got {:?}", redacted(url)),
+    }
+}
+
 /// `url` with any user and password replaced by `***`.
 fn redacted(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {

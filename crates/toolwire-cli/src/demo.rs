@@ -214,9 +214,11 @@ pub(crate) fn register(
                 "Writes a report of `pages` pages (0.3 s each), reporting progress. With \
                  `publish`, asks the user to confirm publishing it (form elicitation). Runs as \
                  a task (io.modelcontextprotocol/tasks) for a client that declares the \
-                 extension, as a plain call otherwise.",
+                 extension, as a plain call otherwise. Idempotent: if the replica writing it \
+                 stops, another one writes it again.",
             )
             .task(TaskSupport::Optional)
+            .rerun()
             .task_poll_interval(Duration::from_millis(500))
             .input::<ReportInput>()
             .handler(report)?,

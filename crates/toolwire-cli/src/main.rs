@@ -163,6 +163,18 @@ struct ServeOptions {
     /// (TOOLWIRE_STATE_KEYS) too.
     #[arg(long, value_name = "URL")]
     bus: Option<String>,
+    /// Keep tasks (the io.modelcontextprotocol/tasks extension) in Redis,
+    /// redis://HOST:PORT, so that every replica on it answers for every
+    /// task and takes over those of a replica that stops. In memory
+    /// otherwise. Give the replicas one --bus too, so that answers and
+    /// cancels reach the replica running a task at once.
+    #[arg(long, value_name = "URL")]
+    tasks: Option<String>,
+    /// On shutdown, how long running tasks may go on before they are
+    /// handed over to another replica (or, in memory, end failed), in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    task_grace_ms: u64,
 }
 
 /// `toolwire serve --http`'s default request timeout: two minutes, so that a
@@ -200,6 +212,10 @@ async fn server_config(
     if let Some(relay) = &relay {
         config = config.with_bus(relay.clone());
     }
+    if let Some(url) = &options.tasks {
+        let store = bus::connect_tasks(url).await?;
+        config = config.with_tasks(toolwire::task::TaskOptions::new().store(store));
+    }
     Ok((options.guard.server_config(config), relay))
 }
 
@@ -208,6 +224,7 @@ async fn server_config(
 async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
     let exporting = options.otlp.as_deref().map(otlp::install).transpose()?;
     let server = options.layers.apply(server, exporting.is_some()).await?;
+    let tasks = server.clone();
     let served = match &options.http {
         Some(addr) => serve_http(server, addr, options).await,
         None => {
@@ -224,6 +241,11 @@ async fn serve(server: Server, options: &ServeOptions) -> anyhow::Result<()> {
             serve_stdio(server, stdio).await
         }
     };
+    // Tasks still running go on for the grace period, then are handed
+    // over: on a shared store another replica takes them.
+    tasks
+        .hand_over_tasks(Duration::from_millis(options.task_grace_ms))
+        .await;
     if let Some(exporting) = exporting {
         exporting.shutdown().await;
     }

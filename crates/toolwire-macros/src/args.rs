@@ -23,6 +23,7 @@ pub(crate) struct ToolArgs {
     pub(crate) max_result_bytes: Option<LitInt>,
     pub(crate) task: Option<syn::Ident>,
     pub(crate) defer_task: bool,
+    pub(crate) rerun: bool,
     pub(crate) task_ttl_ms: Option<LitInt>,
     pub(crate) krate: Option<Path>,
     seen: Vec<String>,
@@ -31,7 +32,7 @@ pub(crate) struct ToolArgs {
 const ACCEPTED: &str = "name, title, description, structured, read_only, destructive, \
                         idempotent, open_world, requires, scope, timeout_ms, \
                         max_concurrency, max_result_bytes, task, defer_task, \
-                        task_ttl_ms, crate";
+                        rerun, task_ttl_ms, crate";
 
 impl ToolArgs {
     /// Parses one `key`, `key = value` or `key = bool` item.
@@ -75,6 +76,7 @@ impl ToolArgs {
                 self.task = Some(syn::Ident::new(variant, lit.span()));
             }
             "defer_task" => self.defer_task = flag(meta)?,
+            "rerun" => self.rerun = flag(meta)?,
             "task_ttl_ms" => self.task_ttl_ms = Some(positive(meta)?),
             "crate" => {
                 let lit: LitStr = meta.value()?.parse()?;

@@ -146,6 +146,7 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         .as_ref()
         .map(|support| quote! { .task(#krate::task::TaskSupport::#support) });
     let defer_task = args.defer_task.then(|| quote! { .defer_task() });
+    let rerun = args.rerun.then(|| quote! { .rerun() });
     let task_ttl = args
         .task_ttl_ms
         .as_ref()
@@ -200,6 +201,7 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
                 #result_bytes
                 #task
                 #defer_task
+                #rerun
                 #task_ttl
                 .input::<#input>()
                 #output

@@ -1,4 +1,5 @@
-//! A Redis notification bus and shared tool registry for toolwire replicas.
+//! Redis for toolwire replicas: a notification bus, a shared tool registry
+//! and a task store.
 //!
 //! [`RedisBackend`] is a [`Backend`] on Redis: events go over pub/sub on the
 //! channel `PREFIX:events`, and shared tool definitions live in the hash
@@ -8,6 +9,10 @@
 //! [`ServerConfig::with_bus`](toolwire::ServerConfig::with_bus); see
 //! `toolwire-replica` for what the relay guarantees (at-least-once for
 //! "something changed") and for [`SharedTools`].
+//!
+//! [`RedisTaskStore`] keeps tasks (the `io.modelcontextprotocol/tasks`
+//! extension) for every replica: pass it to
+//! [`TaskOptions::store`](toolwire::task::TaskOptions::store).
 //!
 //! Redis pub/sub keeps nothing: a replica that is disconnected misses what
 //! is published meanwhile, and is resynced when it reconnects. The hash is
@@ -24,16 +29,18 @@
 //! # let _ = server; Ok(()) }
 //! ```
 
+mod conn;
+mod tasks;
+
+pub use tasks::RedisTaskStore;
+
+use conn::{Commands, lock, within};
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, BoxStream};
-use redis::aio::{MultiplexedConnection, PubSubStream};
+use redis::aio::PubSubStream;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 pub use toolwire_replica::{Backend, BusError, Relay, SharedTools};
 use toolwire_replica::{Backoff, BoxFuture, Definitions, Incoming, Warner};
-
-/// How long connecting, or one command, may take.
-const TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Connects to the Redis at `url` (`redis://HOST:PORT[/DB]`, with
 /// `redis://:PASSWORD@HOST:PORT` if it needs one) and starts a [`Relay`] on
@@ -46,12 +53,9 @@ pub async fn connect(url: &str) -> Result<Relay, BusError> {
 
 /// A [`Backend`] on Redis pub/sub and a hash.
 pub struct RedisBackend {
-    client: redis::Client,
+    commands: Commands,
     channel: String,
     hash: String,
-    /// The command connection; `None` after it failed, until the next use
-    /// reconnects.
-    connection: Mutex<Option<MultiplexedConnection>>,
     /// The subscription made at connect time, until `incoming` takes it.
     first: Mutex<Option<PubSubStream>>,
     warner: Arc<Warner>,
@@ -71,56 +75,20 @@ impl RedisBackend {
     /// Connects to `url` and subscribes to `PREFIX:events`; fails if Redis
     /// cannot be reached within 5 seconds.
     pub async fn connect(url: &str, prefix: &str) -> Result<Self, BusError> {
-        let client = redis::Client::open(url)
-            .map_err(|e| BusError::new(format!("invalid Redis URL: {e}")))?;
+        let commands = Commands::connect(url).await?;
         let channel = format!("{prefix}:events");
-        let connection = within(client.get_multiplexed_async_connection()).await?;
-        let first = subscribe(&client, &channel).await?;
+        let first = subscribe(&commands.client, &channel).await?;
         Ok(Self {
-            client,
+            commands,
             channel,
             hash: format!("{prefix}:tools"),
-            connection: Mutex::new(Some(connection)),
             first: Mutex::new(Some(first)),
             warner: Arc::new(Warner::default()),
         })
     }
 
-    fn cached(&self) -> Option<MultiplexedConnection> {
-        lock(&self.connection).clone()
-    }
-
-    /// Runs `cmd` on the command connection. A connection that failed is
-    /// replaced, and a cached one that turns out broken (Redis restarted
-    /// since its last use) is replaced once and the command retried.
     async fn run<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, BusError> {
-        if let Some(mut cached) = self.cached() {
-            match within(cmd.query_async(&mut cached)).await {
-                Ok(v) => return Ok(v),
-                Err(_) => *lock(&self.connection) = None,
-            }
-        }
-        let mut fresh = within(self.client.get_multiplexed_async_connection()).await?;
-        let result = within(cmd.query_async(&mut fresh)).await;
-        if result.is_ok() {
-            *lock(&self.connection) = Some(fresh);
-        }
-        result
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    match m.lock() {
-        Ok(g) => g,
-        Err(poisoned) => poisoned.into_inner(),
-    }
-}
-
-async fn within<T>(op: impl Future<Output = redis::RedisResult<T>>) -> Result<T, BusError> {
-    match tokio::time::timeout(TIMEOUT, op).await {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(BusError::new(format!("Redis: {e}"))),
-        Err(_) => Err(BusError::new("Redis: timed out")),
+        self.commands.run(cmd).await
     }
 }
 
@@ -156,7 +124,7 @@ impl Backend for RedisBackend {
             None => Link::Down(Backoff::new()),
         };
         let (client, channel, warner) = (
-            self.client.clone(),
+            self.commands.client.clone(),
             self.channel.clone(),
             Arc::clone(&self.warner),
         );

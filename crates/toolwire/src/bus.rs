@@ -53,6 +53,12 @@ pub enum BusEvent {
         /// Its URI.
         uri: String,
     },
+    /// The task `task_id` changed (its status, or answers or a cancel
+    /// for its runner, which may be on another replica).
+    TaskChanged {
+        /// The task's id.
+        task_id: String,
+    },
 }
 
 impl From<ListChanged> for BusEvent {

@@ -23,8 +23,10 @@ pub(crate) mod time;
 
 pub use memory::MemoryTaskStore;
 pub use store::{
-    Applied, Change, CreateLimits, Ended, StoreError, StoreFuture, TaskRecord, TaskStore,
+    Applied, Change, CreateLimits, Ended, Lease, Rerun, StoreError, StoreFuture, TaskRecord,
+    TaskStore, runner_lost,
 };
+pub use time::now_ms;
 
 use base64::Engine as _;
 use std::sync::Arc;
@@ -55,6 +57,7 @@ pub struct TaskOptions {
     pub(crate) poll_interval: Duration,
     pub(crate) limits: CreateLimits,
     pub(crate) max_result_bytes: usize,
+    pub(crate) lease: Duration,
 }
 
 impl std::fmt::Debug for TaskOptions {
@@ -64,6 +67,7 @@ impl std::fmt::Debug for TaskOptions {
             .field("poll_interval", &self.poll_interval)
             .field("limits", &self.limits)
             .field("max_result_bytes", &self.max_result_bytes)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +82,9 @@ pub const DEFAULT_TASKS_PER_PRINCIPAL: usize = 100;
 pub const DEFAULT_MAX_TASKS: usize = 10_000;
 /// The largest result a task stores by default: 1 MiB.
 pub const DEFAULT_MAX_TASK_RESULT_BYTES: usize = 1 << 20;
+/// How long a replica's lease on a task it runs holds without a
+/// heartbeat, by default (on a shared store): five seconds.
+pub const DEFAULT_TASK_LEASE: Duration = Duration::from_secs(5);
 
 impl Default for TaskOptions {
     fn default() -> Self {
@@ -90,6 +97,7 @@ impl Default for TaskOptions {
                 total: DEFAULT_MAX_TASKS,
             },
             max_result_bytes: DEFAULT_MAX_TASK_RESULT_BYTES,
+            lease: DEFAULT_TASK_LEASE,
         }
     }
 }
@@ -131,6 +139,18 @@ impl TaskOptions {
             per_owner: per_principal.max(1),
             total: total.max(1),
         };
+        self
+    }
+
+    /// On a store replicas share, how long the lease of the replica
+    /// running a task holds without a heartbeat (renewed every third of
+    /// it). When it lapses, another replica notices within about a second
+    /// and ends the task `failed`, or runs it again for a
+    /// [re-runnable](crate::ToolBuilder::rerun) tool. Kept within 300 ms
+    /// to 10 minutes.
+    #[must_use]
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease.clamp(Duration::from_millis(300), Duration::from_secs(600));
         self
     }
 

@@ -229,6 +229,9 @@ pub(crate) struct TaskSpec {
     /// The handler decides when the call becomes a task
     /// ([`ToolBuilder::defer_task`]).
     pub(crate) deferred: bool,
+    /// Safe to run again: on a shared store, a task whose replica stopped
+    /// is run again elsewhere ([`ToolBuilder::rerun`]).
+    pub(crate) rerun: bool,
     /// The tool's own time to live, over the server's.
     pub(crate) ttl: Option<std::time::Duration>,
     /// The tool's own polling interval, over the server's.
@@ -563,6 +566,16 @@ impl<I, O> ToolBuilder<I, O> {
     /// before the task is created.
     pub fn defer_task(mut self) -> Self {
         self.task.deferred = true;
+        self
+    }
+
+    /// The tool is idempotent, so its task may run more than once: when
+    /// the replica running it stops (on a store replicas share), a
+    /// surviving replica runs the call again from the start, instead of
+    /// ending the task `failed`. At-least-once execution; the result
+    /// served is the run that finished.
+    pub fn rerun(mut self) -> Self {
+        self.task.rerun = true;
         self
     }
 

@@ -21,6 +21,7 @@ mod mrtr;
 #[cfg(feature = "otel")]
 mod otel;
 mod scale;
+mod scale_tasks;
 mod stdio;
 mod support;
 mod tls;

@@ -15,7 +15,7 @@ use toolwire::proto::types::SubscriptionFilter;
 use toolwire::{ChangeNotification, Client, Subscription as ClientSubscription};
 
 #[path = "../../../toolwire-replica/tests/it/servers.rs"]
-mod servers;
+pub(crate) mod servers;
 
 use servers::{BusServer, Engine, free_port, wait_for_port};
 
@@ -26,15 +26,20 @@ const KEYRING: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
 const SOON: Duration = Duration::from_secs(10);
 
 /// One `toolwire serve --http 127.0.0.1:0 --bus URL`, with what it logs.
-struct Replica {
-    child: Child,
-    url: String,
+pub(crate) struct Replica {
+    pub(crate) child: Child,
+    pub(crate) url: String,
     port: u16,
     log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Replica {
     async fn start(bus: &str) -> Self {
+        Self::start_with(bus, &[]).await
+    }
+
+    /// A replica on `bus`, with `extra` arguments.
+    pub(crate) async fn start_with(bus: &str, extra: &[&str]) -> Self {
         let mut child = Command::new(BIN)
             .args([
                 "serve",
@@ -44,6 +49,7 @@ impl Replica {
                 "--bus",
                 bus,
             ])
+            .args(extra)
             .env("TOOLWIRE_STATE_KEYS", KEYRING)
             .env_remove("TOOLWIRE_LOG")
             .stdin(Stdio::null())
@@ -94,7 +100,7 @@ impl Replica {
 }
 
 /// haproxy with `deploy/haproxy.cfg` in front of `replicas`.
-async fn haproxy(replicas: &[Replica]) -> (Child, u16) {
+pub(crate) async fn haproxy(replicas: &[Replica]) -> (Child, u16) {
     let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../../deploy/haproxy.cfg");
     let port = free_port();
     let mut cmd = Command::new("haproxy");
@@ -119,7 +125,7 @@ async fn haproxy(replicas: &[Replica]) -> (Child, u16) {
 
 /// One JSON-RPC request through haproxy: which replica answered, and the
 /// response.
-async fn post(lb: u16, method: &str, params: Value) -> (String, Value) {
+pub(crate) async fn post(lb: u16, method: &str, params: Value) -> (String, Value) {
     let mut params = params;
     params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
     if params["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_null() {
@@ -131,7 +137,7 @@ async fn post(lb: u16, method: &str, params: Value) -> (String, Value) {
         .header("Accept", "application/json, text/event-stream")
         .header("MCP-Protocol-Version", "2026-07-28")
         .header("Mcp-Method", method);
-    if let Some(name) = params["name"].as_str() {
+    if let Some(name) = params["name"].as_str().or(params["taskId"].as_str()) {
         req = req.header("Mcp-Name", name);
     }
     let req = req

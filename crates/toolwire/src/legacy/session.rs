@@ -216,6 +216,8 @@ impl Session {
                             ));
                         }
                     }
+                    // Legacy sessions have no tasks of this extension.
+                    BusEvent::TaskChanged { .. } => {}
                 }
             }
         });

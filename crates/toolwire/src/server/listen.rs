@@ -303,6 +303,7 @@ impl Subscription {
                     json!({ "uri": uri, "_meta": meta }),
                 )
             }
+            BusEvent::TaskChanged { .. } => return None,
         };
         Some(Bytes::from(encode_notification(method, Some(&params))))
     }

@@ -23,15 +23,17 @@ use super::outcome::{Outcome, RpcError};
 use super::rounds::Mrtr;
 use super::shape::Shape;
 use super::tools::{Answer, checked_result};
+use crate::bus::BusEvent;
 use crate::context::{Outbound, RequestContext, StatusSlot};
 use crate::handler::{HandlerError, HandlerOutput, wire_millis};
 use crate::mrtr::{self, InputRequired, RoundInput};
 use crate::task::time::now_ms;
-use crate::task::{Change, Ended, StoreError, TaskOptions, TaskRecord, TaskSupport};
+use crate::task::{Change, Ended, Lease, Rerun, StoreError, TaskOptions, TaskRecord, TaskSupport};
 use crate::tool::{Forwarded, ToolInner};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
 use tokio::task::{JoinError, JoinHandle};
@@ -57,6 +59,13 @@ pub(crate) struct Tasks {
     /// The tasks this replica runs, by id: at most as many as the store
     /// holds.
     runners: Mutex<HashMap<String, Arc<Runner>>>,
+    /// This server's id as a lease holder: 128 random bits.
+    replica: String,
+    /// Whether the watcher (pokes from other replicas, the sweep of lapsed
+    /// leases) runs.
+    watching: AtomicBool,
+    /// Shutting down: no new task is taken.
+    closing: AtomicBool,
 }
 
 impl Tasks {
@@ -64,11 +73,36 @@ impl Tasks {
         Self {
             options,
             runners: Mutex::new(HashMap::new()),
+            replica: crate::task::new_id().unwrap_or_else(|| format!("{:x}", now_ms())),
+            watching: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
         }
     }
 
     fn runner(&self, id: &str) -> Option<Arc<Runner>> {
         self.runners.lock().ok()?.get(id).cloned()
+    }
+
+    fn running(&self) -> Vec<Arc<Runner>> {
+        self.runners
+            .lock()
+            .map(|r| r.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Whether replicas share the store, so leases are kept.
+    fn shared(&self) -> bool {
+        self.options.store.shared()
+    }
+
+    fn lease_until(&self) -> u64 {
+        now_ms().saturating_add(wire_millis(self.options.lease))
+    }
+
+    /// How often a runner renews its lease, and re-reads its task in case
+    /// a poke from another replica was lost.
+    fn beat_every(&self) -> Duration {
+        self.options.lease / 3
     }
 }
 
@@ -79,6 +113,9 @@ struct Runner {
     wake: Notify,
     /// `tasks/cancel`: the handler's cancellation token.
     cancel: CancellationToken,
+    /// The replica hands the task over (shutting down) or lost its lease:
+    /// the runner stops without recording an end.
+    handover: CancellationToken,
 }
 
 /// What a task runs: the tool, its arguments and the request it came from.
@@ -153,7 +190,25 @@ fn store_failed(e: &StoreError) -> Outcome {
     Outcome::error(ErrorObject::internal(format!("{e}")))
 }
 
+/// What a runner's heartbeat found.
+enum Beat {
+    /// The lease holds; the task as stored.
+    Held(Box<TaskRecord>),
+    /// Another replica holds the task now, or it is gone.
+    Lost,
+    /// The store did not answer; the runner goes on.
+    Unknown,
+}
+
 impl Server {
+    /// Tells every listen stream and runner, on every replica, that the
+    /// task changed.
+    fn task_changed(&self, task_id: &str) {
+        self.publish(BusEvent::TaskChanged {
+            task_id: task_id.to_owned(),
+        });
+    }
+
     /// Whether this `tools/call` runs as a task: the tool supports one and
     /// the request declared the extension. `-32021` for a tool that runs
     /// only as a task, called without it (and always in a legacy session,
@@ -182,7 +237,18 @@ impl Server {
     /// once the task is stored, so that a `tasks/get` anywhere finds it.
     /// `started` is a deferred call's handler, already running.
     pub(crate) async fn start_task(&self, start: TaskStart, started: Option<Started>) -> Outcome {
-        let options = &self.inner.tasks.options;
+        let tasks = &self.inner.tasks;
+        let options = &tasks.options;
+        if tasks.closing.load(Ordering::Relaxed) {
+            if let Some(started) = started {
+                let _ = started.created.send(false);
+                started.running.abort();
+            }
+            return Outcome::error(RpcError::Busy(ErrorObject::internal(
+                "this server replica is shutting down and takes no new task; try again",
+            )));
+        }
+        self.watch_tasks();
         let Some(task_id) = crate::task::new_id() else {
             return Outcome::error(ErrorObject::internal(
                 "the operating system's random source failed; no task id could be made",
@@ -207,6 +273,14 @@ impl Server {
             poll_interval_ms: wire_millis(poll).max(1),
             answers: InputResponses::new(),
             cancel_requested: false,
+            lease: tasks.shared().then(|| Lease {
+                holder: tasks.replica.clone(),
+                until_ms: tasks.lease_until(),
+            }),
+            rerun: (tasks.shared() && start.tool.task.rerun).then(|| Rerun {
+                arguments: start.args.clone(),
+                meta: serde_json::to_value(&*start.meta).unwrap_or(Value::Null),
+            }),
         };
         // Spec: extensions/tasks#task-creation — not before the task is
         // durably created.
@@ -228,10 +302,7 @@ impl Server {
                 StoreError::Unavailable(_) => store_failed(&e),
             };
         }
-        let runner = Arc::new(Runner::default());
-        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
-            runners.insert(task_id.clone(), Arc::clone(&runner));
-        }
+        let runner = self.add_runner(&task_id);
         let id = start.id.clone();
         let deadline = Instant::now() + ttl;
         let first = started.map(|s| {
@@ -243,6 +314,14 @@ impl Server {
         tokio::spawn(self.clone().drive(task_id, start, runner, first, deadline));
         let result = CreateTaskResult::new(record.detailed().task());
         self.respond_with_meta(Shape::Modern, &id, &result)
+    }
+
+    fn add_runner(&self, task_id: &str) -> Arc<Runner> {
+        let runner = Arc::new(Runner::default());
+        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
+            runners.insert(task_id.to_owned(), Arc::clone(&runner));
+        }
+        runner
     }
 
     /// A deferred task tool's call: the handler runs as a plain call until
@@ -320,8 +399,8 @@ impl Server {
     }
 
     /// Runs a task to its end: each round of its handler, the input it
-    /// asks for, its status messages; then records how it ended and
-    /// forgets the runner.
+    /// asks for, its status messages, the heartbeat of its lease on a
+    /// shared store; then records how it ended and forgets the runner.
     async fn drive(
         self,
         task_id: String,
@@ -342,6 +421,7 @@ impl Server {
         } = start;
         let _place = place;
         let store = Arc::clone(&self.inner.tasks.options.store);
+        let mut beat = self.beats();
         let mut round = input.round.max(1);
         let mut keys = Keys::default();
         let spawn_round = |input: RoundInput, slot: &Arc<StatusSlot>| {
@@ -365,41 +445,54 @@ impl Server {
             let mut stop_at = deadline;
             let joined = loop {
                 tokio::select! {
-                    joined = &mut running => break Some(joined),
+                    joined = &mut running => break Ok(joined),
                     () = slot.changed.notified() => {
-                        if let Some(message) = slot.take() {
-                            let _ = store.change(&task_id, Change::Message(message), now_ms()).await;
+                        if let Some(message) = slot.take()
+                            && let Ok(Some(_)) = store.change(&task_id, Change::Message(message), now_ms()).await
+                        {
+                            self.task_changed(&task_id);
                         }
                     }
                     () = runner.cancel.cancelled(), if !cancel_seen => {
                         cancel_seen = true;
                         stop_at = deadline.min(Instant::now() + CANCEL_GRACE);
                     }
-                    () = tokio::time::sleep_until(stop_at) => break None,
+                    _ = beat.tick() => match self.beat(&task_id).await {
+                        Beat::Held(record) if record.cancel_requested => runner.cancel.cancel(),
+                        Beat::Lost => break Err(None),
+                        Beat::Held(_) | Beat::Unknown => {}
+                    },
+                    () = runner.handover.cancelled() => break Err(None),
+                    () = tokio::time::sleep_until(stop_at) => break Err(Some(if cancel_seen {
+                        Ended::Cancelled
+                    } else {
+                        expired()
+                    })),
                 }
             };
-            let Some(joined) = joined else {
-                runner.cancel.cancel();
-                running.abort();
-                break if cancel_seen {
-                    Ended::Cancelled
-                } else {
-                    expired()
-                };
+            let joined = match joined {
+                Ok(joined) => joined,
+                Err(ended) => {
+                    runner.cancel.cancel();
+                    running.abort();
+                    break ended;
+                }
             };
             let cancelled = runner.cancel.is_cancelled();
             let output = joined.unwrap_or_else(|e| Err(handler_stopped(&e)));
             match output {
                 Ok(Forwarded::Output(HandlerOutput::InputRequired(ir))) if !cancelled => {
                     if round >= MAX_TASK_ROUNDS {
-                        break Ended::Failed(ErrorObject::internal(format!(
+                        break Some(Ended::Failed(ErrorObject::internal(format!(
                             "tool {name:?} asked for input more than {MAX_TASK_ROUNDS} times"
-                        )));
+                        ))));
                     }
-                    match self
-                        .task_input(&task_id, &meta, ir, &mut keys, &runner, deadline)
-                        .await
-                    {
+                    let wait = Waiting {
+                        task_id: &task_id,
+                        runner: &runner,
+                        deadline,
+                    };
+                    match self.task_input(wait, &meta, ir, &mut keys, &mut beat).await {
                         Ok((responses, state)) => {
                             round += 1;
                             let input = RoundInput {
@@ -413,15 +506,27 @@ impl Server {
                         Err(ended) => break ended,
                     }
                 }
-                output => break self.task_ended(&tool, &name, output, cancelled),
+                output => break Some(self.task_ended(&tool, &name, output, cancelled)),
             }
         };
-        // Spec: extensions/tasks#task-status — the outcome is recorded, the
-        // store being down or not: retried until the task would expire.
+        if let Some(ended) = ended {
+            self.record_end(&task_id, ended, deadline).await;
+        }
+        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
+            runners.remove(&task_id);
+        }
+    }
+
+    /// Records how a task ended, the store being down or not: retried
+    /// until the task would expire.
+    ///
+    /// Spec: extensions/tasks#task-status
+    async fn record_end(&self, task_id: &str, ended: Ended, deadline: Instant) {
+        let store = &self.inner.tasks.options.store;
         let mut pause = Duration::from_millis(100);
         loop {
             match store
-                .change(&task_id, Change::Finish(ended.clone()), now_ms())
+                .change(task_id, Change::Finish(ended.clone()), now_ms())
                 .await
             {
                 Ok(_) => break,
@@ -436,53 +541,98 @@ impl Server {
                 }
             }
         }
-        if let Ok(mut runners) = self.inner.tasks.runners.lock() {
-            runners.remove(&task_id);
+        self.task_changed(task_id);
+    }
+
+    /// The runner's heartbeat: every third of the lease on a shared
+    /// store, never otherwise.
+    fn beats(&self) -> Heartbeat {
+        let tasks = &self.inner.tasks;
+        if !tasks.shared() {
+            return Heartbeat(None);
+        }
+        let every = tasks.beat_every();
+        let mut interval = tokio::time::interval_at(Instant::now() + every, every);
+        interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        Heartbeat(Some(interval))
+    }
+
+    /// Renews this replica's lease on the task.
+    async fn beat(&self, task_id: &str) -> Beat {
+        let tasks = &self.inner.tasks;
+        let renew = Change::Heartbeat {
+            holder: tasks.replica.clone(),
+            until_ms: tasks.lease_until(),
+        };
+        match tasks.options.store.change(task_id, renew, now_ms()).await {
+            Ok(Some((record, applied))) if applied.held => Beat::Held(Box::new(record)),
+            Ok(_) => {
+                crate::log_limit::warn_limited!(task = %task_id, "this replica lost its lease on a task it ran (paused too long?); another replica has taken it over");
+                Beat::Lost
+            }
+            Err(e) => {
+                crate::log_limit::warn_limited!(task = %task_id, "renewing a task's lease failed: {e}; the task goes on");
+                Beat::Unknown
+            }
         }
     }
 
     /// A round that asked for input: the task is `input_required` until
     /// every request is answered; the answers (under the handler's keys)
-    /// and its state, or how the task ended meanwhile.
+    /// and its state, or how the task ended meanwhile (`None`: handed
+    /// over).
     async fn task_input(
         &self,
-        task_id: &str,
+        wait: Waiting<'_>,
         meta: &RequestMeta,
         ir: InputRequired,
         keys: &mut Keys,
-        runner: &Runner,
-        deadline: Instant,
-    ) -> Result<(InputResponses, Value), Ended> {
+        beat: &mut Heartbeat,
+    ) -> Result<(InputResponses, Value), Option<Ended>> {
+        let Waiting {
+            task_id,
+            runner,
+            deadline,
+        } = wait;
         if let Some(why) = ir.error {
             crate::log_limit::error_limited!("a handler built an invalid input_required: {why}");
-            return Err(Ended::Failed(ErrorObject::internal(
+            return Err(Some(Ended::Failed(ErrorObject::internal(
                 "the server built an invalid input request",
-            )));
+            ))));
         }
         let none = ClientCapabilities::default();
         let caps = meta.client_capabilities.as_ref().unwrap_or(&none);
-        let requests = mrtr::admit(caps, ir.requests).map_err(Ended::Failed)?;
+        let requests = mrtr::admit(caps, ir.requests).map_err(|e| Some(Ended::Failed(e)))?;
         let wire = keys.issue(requests);
         let store = &self.inner.tasks.options.store;
         match store
             .change(task_id, Change::InputRequired(wire), now_ms())
             .await
         {
-            Ok(Some(_)) => {}
-            Ok(None) => return Err(expired()),
-            Err(e) => return Err(Ended::Failed(ErrorObject::internal(e.to_string()))),
+            Ok(Some(_)) => self.task_changed(task_id),
+            Ok(None) => return Err(Some(expired())),
+            Err(e) => return Err(Some(Ended::Failed(ErrorObject::internal(e.to_string())))),
         }
         loop {
-            tokio::select! {
-                () = runner.wake.notified() => {}
-                () = runner.cancel.cancelled() => return Err(Ended::Cancelled),
-                () = tokio::time::sleep_until(deadline) => return Err(expired()),
-            }
-            let Ok(Some(record)) = store.get(task_id).await else {
-                continue;
+            // Woken by an answer (here, or from another replica), or by
+            // the heartbeat, which re-reads the task in case a poke was
+            // lost.
+            let record = tokio::select! {
+                () = runner.wake.notified() => match store.get(task_id).await {
+                    Ok(Some(record)) => record,
+                    _ => continue,
+                },
+                _ = beat.tick() => match self.beat(task_id).await {
+                    Beat::Held(record) => *record,
+                    Beat::Lost => return Err(None),
+                    Beat::Unknown => continue,
+                },
+                () = runner.cancel.cancelled() => return Err(Some(Ended::Cancelled)),
+                () = runner.handover.cancelled() => return Err(None),
+                () = tokio::time::sleep_until(deadline) => return Err(Some(expired())),
             };
             if record.cancel_requested {
-                return Err(Ended::Cancelled);
+                return Err(Some(Ended::Cancelled));
             }
             if matches!(record.state, TaskState::InputRequired { .. }) {
                 // Partial answers: the rest are still outstanding.
@@ -530,6 +680,7 @@ impl Server {
                 p.method
             )));
         };
+        self.watch_tasks();
         let store = &self.inner.tasks.options.store;
         let record = match store.get(&task_id).await {
             // Spec: extensions/tasks#security-considerations — another
@@ -555,10 +706,14 @@ impl Server {
                         .change(&task_id, Change::Answer(responses), now_ms())
                         .await
                     {
-                        Ok(Some((_, applied))) if applied.all_answered => {
-                            if let Some(runner) = self.inner.tasks.runner(&task_id) {
+                        Ok(Some((_, applied))) if applied.changed => {
+                            if applied.all_answered
+                                && let Some(runner) = self.inner.tasks.runner(&task_id)
+                            {
                                 runner.wake.notify_one();
                             }
+                            // The runner may be on another replica.
+                            self.task_changed(&task_id);
                         }
                         Ok(_) => {}
                         Err(e) => return store_failed(&e),
@@ -577,13 +732,145 @@ impl Server {
                     {
                         return store_failed(&e);
                     }
-                    if let Some(runner) = self.inner.tasks.runner(&task_id) {
-                        runner.cancel.cancel();
+                    match self.inner.tasks.runner(&task_id) {
+                        Some(runner) => runner.cancel.cancel(),
+                        // The runner is on another replica.
+                        None => self.task_changed(&task_id),
                     }
                 }
                 self.ack(&p.id)
             }
             _ => Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
+        }
+    }
+
+    /// On a shared store, starts this server's watcher once: pokes from
+    /// other replicas reach the runners here, and tasks whose replica
+    /// stopped are taken over. It holds the server weakly, and ends with
+    /// it.
+    fn watch_tasks(&self) {
+        let tasks = &self.inner.tasks;
+        if !tasks.shared() || tasks.watching.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        tokio::spawn(watch(Arc::downgrade(&self.inner)));
+    }
+
+    /// A poke from the bus: if the task runs here, its runner re-reads it.
+    async fn poked(&self, task_id: &str) {
+        let Some(runner) = self.inner.tasks.runner(task_id) else {
+            return;
+        };
+        match self.inner.tasks.options.store.get(task_id).await {
+            Ok(Some(record)) if record.cancel_requested => runner.cancel.cancel(),
+            _ => runner.wake.notify_one(),
+        }
+    }
+
+    /// Takes over the tasks whose lease lapsed: a re-runnable tool's runs
+    /// again here, any other ends `failed`, saying its replica stopped.
+    /// `false` if the store did not answer.
+    async fn sweep(&self) -> bool {
+        let store = Arc::clone(&self.inner.tasks.options.store);
+        let now = now_ms();
+        let Ok(lapsed) = store.lapsed(now, SWEEP_BATCH).await else {
+            return false;
+        };
+        for task_id in lapsed {
+            if self.rerun(&task_id).await {
+                continue;
+            }
+            if let Ok(Some((_, applied))) = store.change(&task_id, Change::Abandon, now).await
+                && applied.changed
+            {
+                tracing::info!(task = %task_id, "a task's replica stopped; the task ended failed");
+                self.task_changed(&task_id);
+            }
+        }
+        true
+    }
+
+    /// Claims a lapsed task of a re-runnable tool this server has, and
+    /// runs its call again from the start; `false` if it is not one.
+    async fn rerun(&self, task_id: &str) -> bool {
+        let tasks = &self.inner.tasks;
+        let store = &tasks.options.store;
+        let Ok(Some(record)) = store.get(task_id).await else {
+            return false;
+        };
+        let Some(rerun) = record.rerun.clone() else {
+            return false;
+        };
+        let Some(handle) = self.inner.tools.snapshot().get(&record.tool).cloned() else {
+            return false;
+        };
+        if !handle.inner.task.rerun || tasks.closing.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Ok(meta) = serde_json::from_value::<RequestMeta>(rerun.meta) else {
+            return false;
+        };
+        let claim = Change::Claim {
+            holder: tasks.replica.clone(),
+            until_ms: tasks.lease_until(),
+        };
+        match store.change(task_id, claim, now_ms()).await {
+            Ok(Some((_, applied))) if applied.held => {}
+            _ => return false,
+        }
+        tracing::info!(task = %task_id, tool = %record.tool, "a task's replica stopped; running its call again here");
+        let runner = self.add_runner(task_id);
+        let start = TaskStart {
+            tool: Arc::clone(&handle.inner),
+            name: record.tool.clone(),
+            id: RequestId::String(format!("rerun-{task_id}").into()),
+            args: rerun.arguments,
+            meta: Arc::new(meta),
+            principal: record.owner.as_deref().map(Arc::from),
+            input: RoundInput::default(),
+            place: None,
+        };
+        let left = record.expires_ms().saturating_sub(now_ms());
+        let deadline = Instant::now() + Duration::from_millis(left);
+        tokio::spawn(
+            self.clone()
+                .drive(task_id.to_owned(), start, runner, None, deadline),
+        );
+        true
+    }
+
+    /// Shutting down: takes no new task, lets the running ones finish for
+    /// up to `grace`, then hands the rest over. On a shared store their
+    /// leases lapse at once, so another replica ends them `failed` or runs
+    /// them again; on a store of this replica alone they end `failed`.
+    pub async fn hand_over_tasks(&self, grace: Duration) {
+        let tasks = &self.inner.tasks;
+        tasks.closing.store(true, Ordering::Relaxed);
+        let until = Instant::now() + grace;
+        while !tasks.running().is_empty() && Instant::now() < until {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let left: Vec<String> = tasks
+            .runners
+            .lock()
+            .map(|r| r.keys().cloned().collect())
+            .unwrap_or_default();
+        for task_id in left {
+            if let Some(runner) = tasks.runner(&task_id) {
+                runner.handover.cancel();
+            }
+            let store = &tasks.options.store;
+            let now = now_ms();
+            let _ = if tasks.shared() {
+                let release = Change::Release {
+                    holder: tasks.replica.clone(),
+                };
+                store.change(&task_id, release, now).await
+            } else {
+                let lost = Change::Finish(Ended::Failed(crate::task::runner_lost()));
+                store.change(&task_id, lost, now).await
+            };
+            self.task_changed(&task_id);
         }
     }
 
@@ -594,6 +881,78 @@ impl Server {
         };
         self.respond_with_meta(Shape::Modern, id, &ack)
     }
+}
+
+/// Lapsed tasks taken over per sweep.
+const SWEEP_BATCH: usize = 64;
+
+/// How often a replica looks for lapsed leases.
+const SWEEP_EVERY: Duration = Duration::from_millis(500);
+
+/// The watcher of one server on a shared store: routes pokes from the bus
+/// to this replica's runners, and sweeps lapsed leases. After the store
+/// failed to answer, it waits one lease before taking anything over, so
+/// that runners alive through the outage renew first.
+async fn watch(server: Weak<super::ServerInner>) {
+    use futures_util::StreamExt as _;
+    let Some(inner) = server.upgrade() else {
+        return;
+    };
+    let mut events = inner.bus.subscribe();
+    let lease = inner.tasks.options.lease;
+    drop(inner);
+    let mut sweep = tokio::time::interval(SWEEP_EVERY);
+    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut quiet_until: Option<Instant> = None;
+    let mut bus_open = true;
+    loop {
+        tokio::select! {
+            event = events.next(), if bus_open => {
+                let Some(inner) = server.upgrade() else { return };
+                match event {
+                    Some(BusEvent::TaskChanged { task_id }) => {
+                        Server { inner }.poked(&task_id).await;
+                    }
+                    Some(_) => {}
+                    None => bus_open = false,
+                }
+            }
+            _ = sweep.tick() => {
+                let Some(inner) = server.upgrade() else { return };
+                let server = Server { inner };
+                if quiet_until.is_some_and(|t| Instant::now() < t) {
+                    // Only checking that the store answers again.
+                    if server.inner.tasks.options.store.lapsed(now_ms(), 0).await.is_err() {
+                        quiet_until = Some(Instant::now() + lease);
+                    }
+                    continue;
+                }
+                if !server.sweep().await {
+                    quiet_until = Some(Instant::now() + lease);
+                }
+            }
+        }
+    }
+}
+
+/// A runner's heartbeat timer; never fires on a store of one replica.
+struct Heartbeat(Option<tokio::time::Interval>);
+
+impl Heartbeat {
+    async fn tick(&mut self) -> Instant {
+        match &mut self.0 {
+            Some(interval) => interval.tick().await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// The task a runner waits on for input.
+#[derive(Clone, Copy)]
+struct Waiting<'a> {
+    task_id: &'a str,
+    runner: &'a Runner,
+    deadline: Instant,
 }
 
 /// A result as a completed task keeps it: the object without

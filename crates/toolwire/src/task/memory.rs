@@ -15,6 +15,8 @@ use std::sync::Mutex;
 #[derive(Debug, Default)]
 pub struct MemoryTaskStore {
     inner: Mutex<Tables>,
+    /// Whether servers in this process share the store (leases kept).
+    shared: bool,
 }
 
 #[derive(Debug, Default)]
@@ -57,6 +59,17 @@ impl MemoryTaskStore {
     /// An empty store.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty store for several servers in this process that stand in
+    /// for one another, as replicas on a shared engine do: each keeps a
+    /// lease on the tasks it runs, and the others take over those whose
+    /// lease lapsed. Finding lapsed leases scans the table.
+    pub fn for_replicas() -> Self {
+        Self {
+            shared: true,
+            ..Self::default()
+        }
     }
 
     /// How many tasks the store holds, expired ones not yet purged
@@ -120,6 +133,22 @@ impl TaskStore for MemoryTaskStore {
         let result = self.tables().map(|mut t| t.purge(now));
         Box::pin(std::future::ready(result))
     }
+
+    fn shared(&self) -> bool {
+        self.shared
+    }
+
+    fn lapsed(&self, now: u64, max: usize) -> StoreFuture<'_, Vec<String>> {
+        let result = self.tables().map(|t| {
+            t.records
+                .values()
+                .filter(|r| r.expires_ms() > now && r.lease_lapsed(now))
+                .take(max)
+                .map(|r| r.id.clone())
+                .collect()
+        });
+        Box::pin(std::future::ready(result))
+    }
 }
 
 #[cfg(test)]
@@ -140,6 +169,8 @@ mod tests {
             poll_interval_ms: 1000,
             answers: InputResponses::new(),
             cancel_requested: false,
+            lease: None,
+            rerun: None,
         }
     }
 

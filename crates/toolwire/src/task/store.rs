@@ -4,6 +4,7 @@
 //! implements.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use toolwire_proto::ErrorObject;
@@ -43,6 +44,33 @@ pub struct TaskRecord {
     /// Whether `tasks/cancel` asked the task to stop.
     #[serde(default)]
     pub cancel_requested: bool,
+    /// On a store replicas share: the replica running the task, and until
+    /// when its lease holds unless renewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<Lease>,
+    /// For a re-runnable tool on a shared store: what another replica
+    /// needs to run the call again if this one stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<Rerun>,
+}
+
+/// The replica running a task, on a store replicas share.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lease {
+    /// The replica's id (random, one per server).
+    pub holder: String,
+    /// Until when the lease holds, in milliseconds since the Unix epoch;
+    /// the holder renews it by heartbeat.
+    pub until_ms: u64,
+}
+
+/// A call as another replica would run it again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rerun {
+    /// The tool's arguments.
+    pub arguments: Value,
+    /// The request's `_meta`, as it came.
+    pub meta: Value,
 }
 
 /// A change to a [`TaskRecord`], applied atomically by the store.
@@ -63,6 +91,30 @@ pub enum Change {
     RequestCancel,
     /// The task ended.
     Finish(Ended),
+    /// The lease holder renews its lease until `until_ms`; nothing if
+    /// another replica holds it.
+    Heartbeat {
+        /// The replica renewing.
+        holder: String,
+        /// The new end of the lease.
+        until_ms: u64,
+    },
+    /// A replica takes over a task whose lease lapsed (to run it again).
+    Claim {
+        /// The replica taking over.
+        holder: String,
+        /// The end of its lease.
+        until_ms: u64,
+    },
+    /// The lease holder gives the task up (shutting down): its lease
+    /// lapses at once.
+    Release {
+        /// The replica giving it up.
+        holder: String,
+    },
+    /// A lapsed lease: the replica running the task stopped, so it ends
+    /// `failed`, saying so. Nothing if the lease still holds.
+    Abandon,
 }
 
 /// How a task ended.
@@ -86,6 +138,14 @@ pub struct Applied {
     pub all_answered: bool,
     /// For [`Change::TakeAnswers`]: the answers taken.
     pub taken: InputResponses,
+    /// For [`Change::Heartbeat`] and [`Change::Claim`]: whether the
+    /// replica holds the lease now.
+    pub held: bool,
+}
+
+/// The error a task ends with when the replica running it stopped.
+pub fn runner_lost() -> ErrorObject {
+    ErrorObject::internal("the server replica running this task stopped before the task finished")
 }
 
 impl TaskRecord {
@@ -99,6 +159,47 @@ impl TaskRecord {
         self.created_ms.saturating_add(self.ttl_ms)
     }
 
+    /// Whether the task is running under a lease that lapsed at `now_ms`.
+    pub fn lease_lapsed(&self, now_ms: u64) -> bool {
+        !self.is_terminal() && self.lease.as_ref().is_some_and(|l| l.until_ms <= now_ms)
+    }
+
+    /// The lease changes: they leave `lastUpdatedAt` alone, since the
+    /// task's status does not change.
+    fn apply_lease(&mut self, change: Change, now_ms: u64) -> Applied {
+        let mut applied = Applied::default();
+        match change {
+            Change::Heartbeat { holder, until_ms } => {
+                // A released lease stays released.
+                if let Some(lease) = &mut self.lease
+                    && lease.holder == holder
+                    && lease.until_ms > 0
+                {
+                    lease.until_ms = lease.until_ms.max(until_ms);
+                    applied.changed = true;
+                    applied.held = true;
+                }
+            }
+            Change::Claim { holder, until_ms }
+                if self.lease.as_ref().is_none_or(|l| l.until_ms <= now_ms) =>
+            {
+                self.lease = Some(Lease { holder, until_ms });
+                applied.changed = true;
+                applied.held = true;
+            }
+            Change::Release { holder } => {
+                if let Some(lease) = &mut self.lease
+                    && lease.holder == holder
+                {
+                    lease.until_ms = 0;
+                    applied.changed = true;
+                }
+            }
+            _ => {}
+        }
+        applied
+    }
+
     /// Applies `change` at `now_ms`. A terminal task takes no change but
     /// [`Change::TakeAnswers`] (which finds none).
     pub fn apply(&mut self, change: Change, now_ms: u64) -> Applied {
@@ -106,6 +207,16 @@ impl TaskRecord {
         if self.is_terminal() {
             return applied;
         }
+        let change = match change {
+            Change::Abandon if self.lease_lapsed(now_ms) => {
+                Change::Finish(Ended::Failed(runner_lost()))
+            }
+            Change::Abandon => return applied,
+            lease @ (Change::Heartbeat { .. } | Change::Claim { .. } | Change::Release { .. }) => {
+                return self.apply_lease(lease, now_ms);
+            }
+            change => change,
+        };
         match change {
             Change::Working(message) => {
                 self.state = TaskState::Working;
@@ -150,8 +261,14 @@ impl TaskRecord {
                 applied.changed = !self.cancel_requested;
                 self.cancel_requested = true;
             }
+            Change::Heartbeat { .. }
+            | Change::Claim { .. }
+            | Change::Release { .. }
+            | Change::Abandon => {}
             Change::Finish(ended) => {
                 self.answers.clear();
+                self.lease = None;
+                self.rerun = None;
                 self.state = match ended {
                     Ended::Completed(result) => TaskState::Completed { result },
                     Ended::Failed(error) => {
@@ -239,4 +356,18 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Deletes every task expired at `now_ms`; how many went.
     fn purge(&self, now_ms: u64) -> StoreFuture<'_, usize>;
+
+    /// Whether several replicas share this store. The server then keeps a
+    /// lease on each task it runs, renews it by heartbeat, and takes over
+    /// (fails or re-runs) tasks whose lease lapsed. `false` by default.
+    fn shared(&self) -> bool {
+        false
+    }
+
+    /// Up to `max` ids of tasks not ended whose lease lapsed at `now_ms`
+    /// (for a shared store; none by default).
+    fn lapsed(&self, now_ms: u64, max: usize) -> StoreFuture<'_, Vec<String>> {
+        let _ = (now_ms, max);
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
 }

@@ -512,3 +512,125 @@ async fn listening_for_tasks_needs_the_extension_and_names_no_task_yet() {
     assert_eq!(ack["toolsListChanged"], true, "{ack}");
     assert!(ack.get("taskIds").is_none(), "{ack}");
 }
+
+/// Two servers on one shared store and one bus, as replicas on Redis or
+/// NATS are: each keeps a lease on what it runs (300 ms here) and takes
+/// over what another stopped running.
+fn replicas() -> (Server, Server) {
+    let store = std::sync::Arc::new(toolwire::task::MemoryTaskStore::for_replicas());
+    let bus: std::sync::Arc<dyn toolwire::NotificationBus> =
+        std::sync::Arc::new(toolwire::InMemoryBus::default());
+    let one = || {
+        let options = TaskOptions::new()
+            .store(store.clone())
+            .poll_interval(Duration::from_millis(50))
+            .lease(Duration::from_millis(300));
+        let server = Server::new(
+            ServerConfig::new("tasks", "1")
+                .with_tasks(options)
+                .with_bus(bus.clone()),
+        );
+        let tools = [
+            no_args("work").task(TaskSupport::Optional).handler(work),
+            no_args("again")
+                .task(TaskSupport::Optional)
+                .rerun()
+                .handler(work),
+            no_args("confirm_twice")
+                .task(TaskSupport::Optional)
+                .handler(confirm_twice),
+        ];
+        for tool in tools {
+            server.add_tool(tool.expect("tool")).expect("add");
+        }
+        server
+    };
+    (one(), one())
+}
+
+#[tokio::test]
+async fn another_replica_answers_for_a_task_and_its_answers_and_cancels_reach_the_runner() {
+    let (a, b) = replicas();
+    let (on_a, on_b) = (client(&a, true), client(&b, true));
+
+    let id = create(&on_a, "confirm_twice", json!({})).await;
+    let task = until(&on_b, &id, "input_required").await;
+    let key = task["inputRequests"]
+        .as_object()
+        .and_then(|m| m.keys().next().cloned())
+        .expect("a key");
+    let accept = json!({"action": "accept", "content": {"ok": true}});
+    on_b.request(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {key.clone(): accept.clone()}}),
+    )
+    .await
+    .expect("update through b");
+    // The runner on a took the answer and asked again, under a new key.
+    let again = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            let t = until(&on_b, &id, "input_required").await;
+            if t["inputRequests"].get(&key).is_none() {
+                return t;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the runner on a went on");
+    let second = again["inputRequests"]
+        .as_object()
+        .and_then(|m| m.keys().next().cloned())
+        .expect("a second key");
+    on_b.request(
+        "tasks/update",
+        json!({"taskId": id, "inputResponses": {second: accept}}),
+    )
+    .await
+    .expect("update through b");
+    let done = until(&on_a, &id, "completed").await;
+    assert_eq!(done["status"], "completed", "{done}");
+
+    let id = create(&on_a, "work", json!({"ms": 20_000})).await;
+    on_b.request("tasks/cancel", json!({"taskId": id}))
+        .await
+        .expect("cancel through b");
+    let t = tokio::time::timeout(Duration::from_secs(5), until(&on_b, &id, "cancelled"))
+        .await
+        .expect("the runner on a stopped soon");
+    assert_eq!(t["status"], "cancelled", "{t}");
+}
+
+#[tokio::test]
+async fn a_replica_that_stops_hands_its_tasks_over_failed_or_run_again() {
+    let (a, b) = replicas();
+    let (on_a, on_b) = (client(&a, true), client(&b, true));
+    // b watches once it has served a task request.
+    let _ = get(&on_b, "none").await;
+    let plain = create(&on_a, "work", json!({"ms": 20_000})).await;
+    let rerun = create(&on_a, "again", json!({"ms": 400})).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    a.hand_over_tasks(Duration::ZERO).await;
+    // A stopped replica takes no new task.
+    let refused = on_a
+        .request("tools/call", json!({"name": "work", "arguments": {}}))
+        .await
+        .expect_err("refused");
+    assert!(format!("{refused}").contains("shutting down"), "{refused}");
+
+    let failed = tokio::time::timeout(Duration::from_secs(5), until(&on_b, &plain, "failed"))
+        .await
+        .expect("b noticed the lapsed lease");
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("replica running this task stopped")),
+        "{failed}"
+    );
+    let done = tokio::time::timeout(Duration::from_secs(5), until(&on_b, &rerun, "completed"))
+        .await
+        .expect("b ran it again");
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "worked 400 ms");
+}

@@ -451,7 +451,7 @@ impl Server {
     }
 
     /// Whether some registered tool may run as a task.
-    fn offers_tasks(&self) -> bool {
+    pub(crate) fn offers_tasks(&self) -> bool {
         self.inner
             .tools
             .snapshot()

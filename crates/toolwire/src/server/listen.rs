@@ -52,9 +52,13 @@ use toolwire_proto::types::{
     Implementation, Meta, NotificationMethod, PromptListChangedNotification,
     ResourceListChangedNotification, ResourceUpdatedNotification, SubscriptionFilter,
     SubscriptionsAcknowledgedNotification, SubscriptionsAcknowledgedNotificationParams,
-    SubscriptionsListenResult, ToolListChangedNotification,
+    SubscriptionsListenResult, TaskStatusNotification, TaskStatusNotificationParams,
+    ToolListChangedNotification,
 };
 use toolwire_proto::{ErrorObject, RequestId, encode_notification};
+
+/// The most task ids one listen stream follows.
+const MAX_TASK_IDS: usize = 100;
 
 /// One open `subscriptions/listen` stream. See the module docs for how a
 /// transport drives it.
@@ -67,6 +71,8 @@ pub(crate) struct Subscription {
     server: Server,
     done: bool,
     _slot: ListenerSlot,
+    /// The caller: `notifications/tasks` go out for its own tasks only.
+    principal: Option<Arc<str>>,
     /// The caller's grant, when the resource server is on: an update of a
     /// resource it may not read is not sent, should one come to need
     /// scopes after the stream opened (`listen` refused the ones that
@@ -164,6 +170,7 @@ impl Server {
             server: self.clone(),
             done: false,
             _slot: slot,
+            principal: p.principal().cloned(),
             #[cfg(feature = "auth")]
             grant: p.grant().cloned(),
         })
@@ -197,12 +204,47 @@ impl Server {
             resource_subscriptions: requested.resource_subscriptions.clone().filter(|uris| {
                 !uris.is_empty() && resources.and_then(|r| r.subscribe) == Some(true)
             }),
-            // Task status is polled (`tasks/get`); no `notifications/tasks`
-            // are sent yet, and the acknowledgement says so by naming no
-            // task.
-            task_ids: None,
+            // Spec: extensions/tasks#task-status-notifications — the ack
+            // names the ids notifications will go out for. Another
+            // principal's or an unknown id is named too (so that the ack
+            // tells nothing), but nothing is ever sent for it.
+            task_ids: requested
+                .task_ids
+                .as_ref()
+                .map(|ids| {
+                    let mut ids: Vec<String> = ids.iter().take(MAX_TASK_IDS).cloned().collect();
+                    ids.sort_unstable();
+                    ids.dedup();
+                    ids
+                })
+                .filter(|ids| !ids.is_empty() && self.offers_tasks()),
         }
     }
+}
+
+/// `notifications/tasks` with the task as `tasks/get` would show it now,
+/// if it is the caller's.
+///
+/// Spec: extensions/tasks#task-status-notifications
+async fn task_status(
+    server: Server,
+    principal: Option<Arc<str>>,
+    subscription: &RequestId,
+    task_id: &str,
+) -> Option<Bytes> {
+    let store = &server.inner.tasks.options.store;
+    let record = store.get(task_id).await.ok()??;
+    if record.owner.as_deref() != principal.as_deref() {
+        return None;
+    }
+    let params = TaskStatusNotificationParams {
+        task: record.detailed(),
+        meta: Some(subscription_meta(subscription)),
+    };
+    Some(Bytes::from(encode_notification(
+        TaskStatusNotification::METHOD,
+        Some(&params),
+    )))
 }
 
 fn subscription_meta(id: &RequestId) -> Meta {
@@ -243,6 +285,13 @@ impl Subscription {
                     return Some(SubscriptionFrame::Close(self.closing_result()));
                 }
                 event = self.events.next() => match event {
+                    Some(BusEvent::TaskChanged { task_id }) if self.wants_task(&task_id) => {
+                        let (server, principal) = (self.server.clone(), self.principal.clone());
+                        if let Some(frame) = task_status(server, principal, &self.id, &task_id).await {
+                            return Some(SubscriptionFrame::Notification(frame));
+                        }
+                    }
+                    Some(BusEvent::TaskChanged { .. }) => {}
                     Some(event) => {
                         if let Some(frame) = self.encode(&event) {
                             return Some(SubscriptionFrame::Notification(frame));
@@ -255,6 +304,14 @@ impl Subscription {
                 },
             }
         }
+    }
+
+    /// Whether the client asked for `notifications/tasks` of this task.
+    fn wants_task(&self, task_id: &str) -> bool {
+        self.filter
+            .task_ids
+            .as_ref()
+            .is_some_and(|ids| ids.binary_search_by(|id| id.as_str().cmp(task_id)).is_ok())
     }
 
     /// `event` as a notification on this stream, if the client asked for it.

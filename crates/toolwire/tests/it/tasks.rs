@@ -494,11 +494,13 @@ async fn a_legacy_session_gets_plain_calls_and_no_task_methods() {
 }
 
 #[tokio::test]
-async fn listening_for_tasks_needs_the_extension_and_names_no_task_yet() {
+async fn listening_for_tasks_needs_the_extension_and_sends_the_whole_task_on_each_change() {
     let server = server();
+    let with = client(&server, true);
+    let id = create(&with, "work", json!({"ms": 400})).await;
     let filter = toolwire::proto::types::SubscriptionFilter {
         tools_list_changed: Some(true),
-        task_ids: Some(vec!["some-task".to_owned()]),
+        task_ids: Some(vec![id.clone(), id.clone()]),
         ..Default::default()
     };
     let e = client(&server, false)
@@ -507,10 +509,45 @@ async fn listening_for_tasks_needs_the_extension_and_names_no_task_yet() {
         .map(|_| ())
         .expect_err("refused");
     assert_eq!(rpc_code(&e), -32021);
-    let sub = client(&server, true).listen(filter).await.expect("listen");
+    let mut sub = with.listen(filter).await.expect("listen");
     let ack = &sub.acknowledgment().params["notifications"];
-    assert_eq!(ack["toolsListChanged"], true, "{ack}");
-    assert!(ack.get("taskIds").is_none(), "{ack}");
+    assert_eq!(ack["taskIds"], json!([id]), "{ack}");
+    // Another principal listening for the same id hears nothing of it.
+    let mut other = client(&server, true)
+        .with_principal("mallory")
+        .listen(toolwire::proto::types::SubscriptionFilter {
+            task_ids: Some(vec![id.clone()]),
+            ..Default::default()
+        })
+        .await
+        .expect("listen");
+    let mut seen = Vec::new();
+    let last = loop {
+        let n = sub.next_notification().await.expect("a notification");
+        assert_eq!(n.method, "notifications/tasks", "{n:?}");
+        assert_eq!(n.params["taskId"], id.as_str());
+        let status = n.params["status"].as_str().unwrap_or_default().to_owned();
+        seen.push(n.params["statusMessage"].clone());
+        if status == "completed" {
+            break n.params;
+        }
+        assert_eq!(status, "working", "{:?}", n.params);
+    };
+    // The whole task, as tasks/get shows it.
+    let got = get(&with, &id).await.expect("tasks/get");
+    for key in [
+        "taskId",
+        "status",
+        "createdAt",
+        "lastUpdatedAt",
+        "ttlMs",
+        "result",
+    ] {
+        assert_eq!(last[key], got[key], "{key}: {last} vs {got}");
+    }
+    assert!(seen.len() >= 2, "{seen:?}");
+    let quiet = tokio::time::timeout(Duration::from_millis(200), other.next()).await;
+    assert!(quiet.is_err(), "mallory heard: {quiet:?}");
 }
 
 /// Two servers on one shared store and one bus, as replicas on Redis or

@@ -124,8 +124,43 @@ pub(crate) struct CallArgs {
     /// requests asked as for any call.
     #[arg(long)]
     task: bool,
+    /// With --task: print the task id as soon as the call is a task, and
+    /// exit (follow it later with `toolwire task wait`).
+    #[arg(long, requires = "task")]
+    detach: bool,
     #[command(flatten)]
     log: log::LogArgs,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+/// What `toolwire task` does with a task.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub(crate) enum TaskAction {
+    /// Print the task's status (tasks/get).
+    Get,
+    /// Follow the task to its end, answering its input requests, and print
+    /// its result as `call` does.
+    Wait,
+    /// Ask the server to cancel the task (tasks/cancel).
+    Cancel,
+}
+
+/// `toolwire task`.
+#[derive(Args, Debug)]
+#[command(
+    override_usage = "toolwire task <get|wait|cancel> [OPTIONS] <URL | --stdio COMMAND> <ID>"
+)]
+pub(crate) struct TaskArgs {
+    /// What to do.
+    action: TaskAction,
+    /// [URL] ID: the endpoint (unless --stdio is given) and the task id
+    /// (put `--` before an id that starts with `-`).
+    #[arg(value_name = "ARGS", required = true)]
+    positional: Vec<String>,
+    /// Answer the task's input request KEY (as for `call`; repeatable).
+    #[arg(long = "input", value_name = "KEY=JSON")]
+    inputs: Vec<String>,
     #[command(flatten)]
     connection: Connection,
 }
@@ -289,11 +324,15 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
     }
     let client = connect(url, &a.connection, builder)?;
     let options = a.log.apply(RequestOptions::new(), &bar);
-    let outcome = bounded(
-        &a.connection,
-        run_call(&client, tool, a.args_json.as_deref(), &pairs, &bar, options),
-    )
-    .await;
+    let run = Run {
+        client: &client,
+        tool,
+        args_json: a.args_json.as_deref(),
+        pairs: &pairs,
+        bar: &bar,
+        detach: a.detach,
+    };
+    let outcome = bounded(&a.connection, run_call(run, options)).await;
     bar.clear();
     let _ = client.close().await;
     let unused = answers.unused();
@@ -303,7 +342,17 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
             unused.join(", --input ")
         );
     }
-    let result = outcome?;
+    let result = match outcome? {
+        Called::Result(result) => result,
+        Called::Task(id) => {
+            if a.connection.json {
+                print(&format!("{}\n", serde_json::json!({ "taskId": id })))?;
+            } else {
+                print(&format!("{id}\n"))?;
+            }
+            return Ok(());
+        }
+    };
     if a.connection.json {
         print(&render::json(&result))?;
     } else if result.is_error() {
@@ -317,14 +366,32 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn run_call(
-    client: &Client,
-    tool: &str,
-    args_json: Option<&str>,
-    pairs: &[String],
-    bar: &interact::ProgressBar,
-    options: RequestOptions,
-) -> anyhow::Result<toolwire::proto::types::CallToolResult> {
+/// One `toolwire call`'s call.
+struct Run<'a> {
+    client: &'a Client,
+    tool: &'a str,
+    args_json: Option<&'a str>,
+    pairs: &'a [String],
+    bar: &'a interact::ProgressBar,
+    /// `--detach`: the task id once the call is a task.
+    detach: bool,
+}
+
+/// How a call ended: its result, or (with `--detach`) the task it became.
+enum Called {
+    Result(toolwire::proto::types::CallToolResult),
+    Task(String),
+}
+
+async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Called> {
+    let Run {
+        client,
+        tool,
+        args_json,
+        pairs,
+        bar,
+        detach,
+    } = run;
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
     if definition.is_none() && !pairs.is_empty() {
@@ -338,8 +405,91 @@ async fn run_call(
     let call = ToolCall::new(tool)
         .with_arguments(serde_json::Value::Object(arguments))
         .with_options(options);
+    if detach {
+        return match client
+            .start_tool(call)
+            .await
+            .with_context(|| format!("calling {tool:?} failed"))?
+        {
+            toolwire::Started::Task(handle) => Ok(Called::Task(handle.id().to_owned())),
+            toolwire::Started::Done(result) => Ok(Called::Result(result)),
+        };
+    }
     client
         .call_tool_with(call)
         .await
+        .map(Called::Result)
         .with_context(|| format!("calling {tool:?} failed"))
+}
+
+/// `toolwire task get|wait|cancel`: one task, by id, on the server the
+/// connection options name.
+pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
+    let mut positional = a.positional.iter().map(String::as_str);
+    let url = if a.connection.stdio.is_none() {
+        positional.next()
+    } else {
+        None
+    };
+    let (Some(id), None) = (positional.next(), positional.next()) else {
+        bail!("which task? usage: toolwire task <get|wait|cancel> <URL | --stdio COMMAND> <ID>");
+    };
+    let answers = Arc::new(interact::Answers::parse(&a.inputs)?);
+    let bar = interact::ProgressBar::new(interact::ProgressShow::Hidden);
+    let (answers_h, bar_h) = (Arc::clone(&answers), bar.clone());
+    let builder = ClientBuilder::new().with_tasks().with_elicitation(
+        move |key: String, request: ElicitRequestParams| {
+            interact::elicit(Arc::clone(&answers_h), bar_h.clone(), key, request)
+        },
+    );
+    let client = connect(url, &a.connection, builder)?;
+    let handle = client.task(id);
+    let json = a.connection.json;
+    let outcome = bounded(&a.connection, async {
+        match a.action {
+            TaskAction::Get => {
+                let task = handle.get().await.context("tasks/get failed")?;
+                let v = serde_json::to_value(&task).context("the task does not serialise")?;
+                if json {
+                    print(&format!("{v}\n"))?;
+                } else {
+                    let message = task.info.status_message.as_deref().unwrap_or_default();
+                    let status = v["status"].as_str().unwrap_or_default();
+                    print(&format!(
+                        "{id}: {status}{}{message}\n",
+                        if message.is_empty() { "" } else { ": " }
+                    ))?;
+                }
+                Ok(None)
+            }
+            TaskAction::Wait => handle
+                .wait()
+                .await
+                .map(Some)
+                .context("following the task failed"),
+            TaskAction::Cancel => {
+                handle.cancel().await.context("tasks/cancel failed")?;
+                if !json {
+                    print(&format!("{id}: cancel requested\n"))?;
+                }
+                Ok(None)
+            }
+        }
+    })
+    .await;
+    let _ = client.close().await;
+    let Some(result) = outcome? else {
+        return Ok(());
+    };
+    if json {
+        print(&render::json(&result))?;
+    } else if result.is_error() {
+        eprint!("{}", render::call(&result));
+    } else {
+        print(&render::call(&result))?;
+    }
+    if result.is_error() {
+        bail!("the task's tool reported an error");
+    }
+    Ok(())
 }

@@ -82,6 +82,8 @@ enum Command {
     List(client_cmd::ListArgs),
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
+    /// Get, wait for or cancel a task (of `call --task --detach`) by id.
+    Task(client_cmd::TaskArgs),
     /// List a server's resources.
     Resources(client_cmd::ListingArgs),
     /// List a server's resource templates.
@@ -377,6 +379,7 @@ fn run() -> anyhow::Result<()> {
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,
             Command::Call(args) => client_cmd::call(args).await,
+            Command::Task(args) => client_cmd::task(args).await,
             Command::Resources(args) => client_cmd::resources(args).await,
             Command::Templates(args) => client_cmd::templates(args).await,
             Command::Read(args) => client_cmd::read(args).await,

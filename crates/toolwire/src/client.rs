@@ -63,6 +63,7 @@ pub use error::ClientError;
 pub use input::{InputError, InputHandler};
 pub use listen::{ChangeNotification, Subscription};
 pub use options::{RequestOptions, ToolCall};
+pub use task::{Started, TaskHandle};
 
 use cache::Cache;
 use input::InputHandlers;

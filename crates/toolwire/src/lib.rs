@@ -104,7 +104,7 @@ pub use client::auth as oauth;
 #[cfg(feature = "client")]
 pub use client::{
     ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler, ProtocolEra,
-    ProtocolMode, RequestOptions, Subscription, ToolCall,
+    ProtocolMode, RequestOptions, Started, Subscription, TaskHandle, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;

@@ -164,11 +164,15 @@ impl TaskOptions {
 }
 
 /// A new task id: 128 bits from the operating system's random source,
-/// base64url without padding (22 characters).
+/// base64url without padding (22 characters) after a `t`, so that an id
+/// never starts with `-`, which a command line would take for an option.
 ///
 /// Spec: extensions/tasks#security-considerations — ids are unguessable.
 pub(crate) fn new_id() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    let mut id = String::with_capacity(23);
+    id.push('t');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode_string(bytes, &mut id);
+    Some(id)
 }

@@ -600,3 +600,59 @@ async fn cli_call_with_task_runs_the_tool_as_a_task() {
     assert!(ok, "{err}");
     assert_eq!(out, "report of 1 pages written\n");
 }
+
+#[tokio::test]
+async fn a_detached_task_is_followed_by_id_from_another_process() {
+    let server = HttpServer::start().await;
+    let url = server.url.as_str();
+    let (ok, out, err) = run(&[
+        "call",
+        url,
+        "report",
+        "pages=2",
+        "publish=true",
+        "--task",
+        "--detach",
+    ])
+    .await;
+    assert!(ok, "{err}");
+    let id = out.trim().to_owned();
+    assert!(
+        id.len() == 23 && id.starts_with('t'),
+        "a task id, not {out:?}"
+    );
+    let (ok, out, err) = run(&["task", "get", url, &id, "--json"]).await;
+    assert!(ok, "{err}");
+    let task: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(task["taskId"], id.as_str(), "{task}");
+    // A new process answers the confirmation and waits for the result.
+    let (ok, out, err) = run(&[
+        "task",
+        "wait",
+        url,
+        &id,
+        "--input",
+        r#"publish={"publish": true}"#,
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "report of 2 pages written and published, as a task\n");
+    let (ok, out, err) = run(&["task", "get", url, &id]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("{id}: completed\n"));
+
+    // Cancelled by id: the task ends cancelled.
+    let (ok, out, err) = run(&["call", url, "report", "pages=100", "--task", "--detach"]).await;
+    assert!(ok, "{err}");
+    let id = out.trim().to_owned();
+    let (ok, out, err) = run(&["task", "cancel", url, &id]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, format!("{id}: cancel requested\n"));
+    let (ok, _, err) = run(&["task", "wait", url, &id]).await;
+    assert!(!ok, "waiting on a cancelled task fails");
+    assert!(err.contains("cancelled"), "{err}");
+    // An unknown id is the server's -32602, said clearly.
+    let (ok, _, err) = run(&["task", "get", url, "AAAAAAAAAAAAAAAAAAAAAA"]).await;
+    assert!(!ok);
+    assert!(err.contains("Task not found"), "{err}");
+}

@@ -503,7 +503,7 @@ impl Client {
 
     /// Checks a call's arguments against the tool, if the client knows it,
     /// and drives the call.
-    async fn drive_call(
+    pub(crate) async fn drive_call(
         &self,
         call: ToolCall,
         manual: bool,

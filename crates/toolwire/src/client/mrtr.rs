@@ -86,6 +86,13 @@ impl Client {
                 // Spec: extensions/tasks#capability-negotiation — only a
                 // client that declared the extension takes a task handle,
                 // and only from `tools/call`.
+                Kind::Task
+                    if self.inner.tasks
+                        && method.name == CallToolRequest::METHOD
+                        && options.detach_task =>
+                {
+                    return Ok(Driven::Complete(answer));
+                }
                 Kind::Task if self.inner.tasks && method.name == CallToolRequest::METHOD => {
                     return self
                         .follow_task(answer, options)

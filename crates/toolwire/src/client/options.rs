@@ -25,6 +25,9 @@ pub struct RequestOptions {
     /// Sent as `clientCapabilities` instead of the client's own.
     pub(crate) capabilities: Option<Value>,
     pub(crate) max_time: Option<Duration>,
+    /// A `tools/call` that becomes a task returns its handle instead of
+    /// following it ([`Client::start_tool`](crate::Client::start_tool)).
+    pub(crate) detach_task: bool,
 }
 
 impl fmt::Debug for RequestOptions {

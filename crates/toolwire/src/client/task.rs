@@ -7,16 +7,19 @@
 //! Spec: extensions/tasks#task-polling
 
 use super::Client;
-use super::answer::Answer;
+use super::answer::{Answer, Kind};
 use super::error::ClientError;
 use super::method::MethodInfo;
 use super::options::RequestOptions;
+use futures_util::stream::{self, BoxStream};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 use toolwire_proto::types::{
-    CreateTaskResult, GetTaskResult, InputRequests, InputRequiredResult, RequestMethod, ResultType,
-    TaskState, TasksGetRequest, TasksUpdateRequest,
+    CallToolResult, CreateTaskResult, DetailedTask, GetTaskResult, InputRequests,
+    InputRequiredResult, InputResponses, RequestMethod, ResultType, TaskState, TasksCancelRequest,
+    TasksGetRequest, TasksUpdateRequest,
 };
 
 /// The polling interval when the server suggests none, and the bounds of
@@ -40,8 +43,19 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<Answer, ClientError> {
         let created: CreateTaskResult = answer.parse("tools/call")?;
-        let id = created.task.info.task_id;
-        let mut poll = interval(created.task.info.poll_interval_ms);
+        let poll = interval(created.task.info.poll_interval_ms);
+        self.follow_task_id(created.task.info.task_id, poll, options)
+            .await
+    }
+
+    /// Polls the task `id` until it ends, as [`follow_task`](Self::follow_task).
+    pub(crate) async fn follow_task_id(
+        &self,
+        id: String,
+        first_poll: Duration,
+        options: &RequestOptions,
+    ) -> Result<Answer, ClientError> {
+        let mut poll = first_poll;
         let mut params = Map::new();
         params.insert("taskId".into(), Value::String(id.clone()));
         // Spec: extensions/tasks#task-update-requests — a key is answered
@@ -104,5 +118,225 @@ impl Client {
             // The answers are in: look again soon.
             poll = poll.min(Duration::from_millis(100));
         }
+    }
+}
+
+fn task_params(id: &str) -> Map<String, Value> {
+    let mut params = Map::new();
+    params.insert("taskId".into(), Value::String(id.to_owned()));
+    params
+}
+
+/// How [`Client::start_tool`] ended: the server made the call a task, or
+/// answered it at once.
+#[derive(Debug)]
+pub enum Started {
+    /// A task: follow it with the handle.
+    Task(TaskHandle),
+    /// The result, because the server ran the call synchronously (the tool
+    /// does not run as a task).
+    Done(CallToolResult),
+}
+
+/// A task on a server, by its id: its status, the input it waits for,
+/// cancelling it, and waiting for its result. A handle made from a saved
+/// id ([`Client::task`]) works in another process, against any replica of
+/// the server.
+///
+/// Spec: extensions/tasks
+#[derive(Debug, Clone)]
+pub struct TaskHandle {
+    client: Client,
+    id: String,
+    poll: Duration,
+    /// Set by [`cancel_on_drop`](Self::cancel_on_drop): cancels the task
+    /// when the last clone goes, unless it ended.
+    guard: Option<Arc<CancelGuard>>,
+}
+
+#[derive(Debug)]
+struct CancelGuard {
+    client: Client,
+    id: String,
+    ended: std::sync::atomic::AtomicBool,
+}
+
+impl Drop for CancelGuard {
+    fn drop(&mut self) {
+        if self.ended.load(std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (client, id) = (self.client.clone(), std::mem::take(&mut self.id));
+            runtime.spawn(async move {
+                let _ = client.task(id).cancel().await;
+            });
+        }
+    }
+}
+
+impl Client {
+    /// A handle on the task `id`, for instance one saved by another
+    /// process (`toolwire call --task --detach` prints it).
+    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
+        TaskHandle {
+            client: self.clone(),
+            id: id.into(),
+            poll: DEFAULT_POLL,
+            guard: None,
+        }
+    }
+
+    /// Calls `name` and returns as soon as the server made the call a
+    /// task, with its handle, instead of following it as
+    /// [`call_tool`](Self::call_tool) does; or the result, if the server
+    /// answered at once. Needs [`ClientBuilder::with_tasks`](crate::ClientBuilder::with_tasks)
+    /// (without it, no call becomes a task). Input asked for before the
+    /// task starts is answered by the input handlers, as for any call.
+    pub async fn start_tool(&self, call: super::ToolCall) -> Result<Started, ClientError> {
+        let mut call = call;
+        call.options.detach_task = true;
+        let (_, driven) = self.drive_call(call, false).await?;
+        let answer = match driven {
+            super::mrtr::Driven::Complete(answer) => answer,
+            super::mrtr::Driven::InputRequired(r) => {
+                return Err(ClientError::InputRequired(Box::new(r)));
+            }
+        };
+        if matches!(answer.kind(), Ok(Kind::Task)) {
+            let created: CreateTaskResult = answer.parse("tools/call")?;
+            let mut handle = self.task(created.task.info.task_id);
+            handle.poll = interval(created.task.info.poll_interval_ms);
+            return Ok(Started::Task(handle));
+        }
+        Ok(Started::Done(answer.parse("tools/call")?))
+    }
+}
+
+impl TaskHandle {
+    /// The task id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Cancels the task when the last clone of this handle is dropped
+    /// before it ended (by [`wait`](Self::wait) or a terminal
+    /// [`get`](Self::get)). Off by default: a task outlives its client.
+    #[must_use]
+    pub fn cancel_on_drop(mut self) -> Self {
+        self.guard = Some(Arc::new(CancelGuard {
+            client: self.client.clone(),
+            id: self.id.clone(),
+            ended: std::sync::atomic::AtomicBool::new(false),
+        }));
+        self
+    }
+
+    fn ended(&self) {
+        if let Some(guard) = &self.guard {
+            guard
+                .ended
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+
+    /// The task now (`tasks/get`): its status, and its result, error or
+    /// input requests.
+    pub async fn get(&self) -> Result<DetailedTask, ClientError> {
+        let raw = self
+            .client
+            .request_raw(
+                MethodInfo::of::<TasksGetRequest>(),
+                &task_params(&self.id),
+                &RequestOptions::default(),
+            )
+            .await?;
+        let got: GetTaskResult = Answer::Raw(raw).parse(TasksGetRequest::METHOD)?;
+        if got.task.state.status().is_terminal() {
+            self.ended();
+        }
+        Ok(got.task)
+    }
+
+    /// Answers the task's input requests (`tasks/update`), by key.
+    pub async fn update(&self, responses: InputResponses) -> Result<(), ClientError> {
+        let mut params = task_params(&self.id);
+        params.insert("inputResponses".into(), Value::Object(responses));
+        self.client
+            .request_raw(
+                MethodInfo::of::<TasksUpdateRequest>(),
+                &params,
+                &RequestOptions::default(),
+            )
+            .await
+            .map(drop)
+    }
+
+    /// Asks the server to cancel the task (`tasks/cancel`): acknowledged at
+    /// once; the task may still complete.
+    pub async fn cancel(&self) -> Result<(), ClientError> {
+        self.client
+            .request_raw(
+                MethodInfo::of::<TasksCancelRequest>(),
+                &task_params(&self.id),
+                &RequestOptions::default(),
+            )
+            .await
+            .map(drop)
+    }
+
+    /// Follows the task to its end as [`Client::call_tool`] does (input
+    /// answered through the client's input handlers): its result, the
+    /// JSON-RPC error it failed with, or an error saying it was
+    /// cancelled.
+    pub async fn wait(&self) -> Result<CallToolResult, ClientError> {
+        let answer = self
+            .client
+            .follow_task_id(
+                self.id.clone(),
+                self.poll.min(MIN_POLL * 10),
+                &RequestOptions::default(),
+            )
+            .await;
+        self.ended();
+        answer?.parse("tools/call")
+    }
+
+    /// The task's status each time it changes, polled at the interval the
+    /// server suggests, ending after the terminal one (or the first
+    /// error).
+    pub fn statuses(&self) -> BoxStream<'static, Result<DetailedTask, ClientError>> {
+        let handle = self.clone();
+        Box::pin(stream::unfold(
+            (handle, None::<Value>, false, true),
+            |(handle, last, over, first)| async move {
+                if over {
+                    return None;
+                }
+                let mut handle = handle;
+                let mut first = first;
+                loop {
+                    if !first {
+                        tokio::time::sleep(handle.poll).await;
+                    }
+                    first = false;
+                    let task = match handle.get().await {
+                        Ok(task) => task,
+                        Err(e) => return Some((Err(e), (handle, last, true, false))),
+                    };
+                    handle.poll = interval(task.info.poll_interval_ms);
+                    let mut seen = serde_json::to_value(&task).unwrap_or(Value::Null);
+                    // The same status, message and payload: not a change.
+                    if let Value::Object(m) = &mut seen {
+                        m.remove("lastUpdatedAt");
+                    }
+                    if last.as_ref() == Some(&seen) {
+                        continue;
+                    }
+                    let terminal = task.state.status().is_terminal();
+                    return Some((Ok(task), (handle, Some(seen), terminal, false)));
+                }
+            },
+        ))
     }
 }

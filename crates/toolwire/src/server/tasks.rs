@@ -478,6 +478,15 @@ impl Server {
                     break ended;
                 }
             };
+            // The round's last status message, before what follows it (an
+            // input request would otherwise be overwritten by it).
+            if let Some(message) = slot.take()
+                && let Ok(Some(_)) = store
+                    .change(&task_id, Change::Message(message), now_ms())
+                    .await
+            {
+                self.task_changed(&task_id);
+            }
             let cancelled = runner.cancel.is_cancelled();
             let output = joined.unwrap_or_else(|e| Err(handler_stopped(&e)));
             match output {

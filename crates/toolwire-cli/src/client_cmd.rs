@@ -324,6 +324,7 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
     }
     let client = connect(url, &a.connection, builder)?;
     let options = a.log.apply(RequestOptions::new(), &bar);
+    let following = std::sync::Mutex::new(None);
     let run = Run {
         client: &client,
         tool,
@@ -331,8 +332,17 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
         pairs: &pairs,
         bar: &bar,
         detach: a.detach,
+        following: a.task.then_some(&following),
     };
     let outcome = bounded(&a.connection, run_call(run, options)).await;
+    // Interrupted (or out of --max-time) while following a task: the task
+    // is cancelled, not left running on the server.
+    let handle = following.lock().ok().and_then(|mut h| h.take());
+    if outcome.is_err()
+        && let Some(handle) = handle
+    {
+        cancel_unfinished(&handle).await;
+    }
     bar.clear();
     let _ = client.close().await;
     let unused = answers.unused();
@@ -375,6 +385,31 @@ struct Run<'a> {
     bar: &'a interact::ProgressBar,
     /// `--detach`: the task id once the call is a task.
     detach: bool,
+    /// `--task` without `--detach`: where the task being followed is kept,
+    /// so that an interrupted call can cancel it.
+    following: Option<&'a std::sync::Mutex<Option<toolwire::TaskHandle>>>,
+}
+
+/// Cancels the task unless it ended, saying so on stderr.
+async fn cancel_unfinished(handle: &toolwire::TaskHandle) {
+    let within = Duration::from_secs(5);
+    let ended = tokio::time::timeout(within, handle.get())
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .is_some_and(|t| t.state.status().is_terminal());
+    if ended {
+        return;
+    }
+    eprintln!("toolwire: cancelling task {}", handle.id());
+    match tokio::time::timeout(within, handle.cancel()).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("cancelling task {} failed: {e}", handle.id()),
+        Err(_) => tracing::warn!(
+            "cancelling task {} took too long; it may still run",
+            handle.id()
+        ),
+    }
 }
 
 /// How a call ended: its result, or (with `--detach`) the task it became.
@@ -391,6 +426,7 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         pairs,
         bar,
         detach,
+        following,
     } = run;
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
@@ -405,15 +441,28 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
     let call = ToolCall::new(tool)
         .with_arguments(serde_json::Value::Object(arguments))
         .with_options(options);
-    if detach {
-        return match client
+    if detach || following.is_some() {
+        let handle = match client
             .start_tool(call)
             .await
             .with_context(|| format!("calling {tool:?} failed"))?
         {
-            toolwire::Started::Task(handle) => Ok(Called::Task(handle.id().to_owned())),
-            toolwire::Started::Done(result) => Ok(Called::Result(result)),
+            toolwire::Started::Task(handle) => handle,
+            toolwire::Started::Done(result) => return Ok(Called::Result(result)),
         };
+        if detach {
+            return Ok(Called::Task(handle.id().to_owned()));
+        }
+        if let Some(slot) = following
+            && let Ok(mut slot) = slot.lock()
+        {
+            *slot = Some(handle.clone());
+        }
+        return handle
+            .wait()
+            .await
+            .map(Called::Result)
+            .with_context(|| format!("calling {tool:?} failed"));
     }
     client
         .call_tool_with(call)

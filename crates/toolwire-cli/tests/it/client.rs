@@ -656,3 +656,55 @@ async fn a_detached_task_is_followed_by_id_from_another_process() {
     assert!(!ok);
     assert!(err.contains("Task not found"), "{err}");
 }
+
+#[tokio::test]
+async fn ctrl_c_while_following_a_task_cancels_it() {
+    use tokio::io::AsyncBufReadExt as _;
+    let server = HttpServer::start().await;
+    let url = server.url.as_str();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["call", url, "report", "pages=100", "--task"])
+        .env("RUST_BACKTRACE", "0")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn toolwire call");
+    // Polled once at least: the task runs.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let pid = child.id().expect("still running").to_string();
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .expect("run kill");
+    assert!(sent.success());
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut id = None;
+    let mut said = Vec::new();
+    while let Ok(Some(line)) = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("stderr in time")
+    {
+        if let Some(rest) = line.strip_prefix("toolwire: cancelling task ") {
+            id = Some(rest.trim().to_owned());
+        }
+        said.push(line);
+    }
+    let status = child.wait().await.expect("exits");
+    assert!(!status.success(), "an interrupted call fails: {said:?}");
+    let id = id.unwrap_or_else(|| panic!("no task cancelled: {said:?}"));
+    let cancelled = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let (ok, out, err) = run(&["task", "get", url, &id]).await;
+            assert!(ok, "{err}");
+            if out.contains(": cancelled") {
+                return out;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    })
+    .await
+    .expect("the task ends cancelled");
+    assert!(cancelled.starts_with(&id), "{cancelled}");
+}

@@ -1,6 +1,7 @@
 //! `serve --bus URL`: the notification bus and shared tool registry that
 //! replicas behind a load balancer share (Redis or NATS, issue 18).
 
+#[cfg(any(feature = "redis", feature = "nats"))]
 use anyhow::Context as _;
 use toolwire_replica::Relay;
 
@@ -8,12 +9,18 @@ use toolwire_replica::Relay;
 /// bus is an error naming it (without any password in the URL).
 pub(crate) async fn connect(url: &str) -> anyhow::Result<Relay> {
     let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
-    let relay = match scheme {
+    #[cfg_attr(
+        not(any(feature = "redis", feature = "nats")),
+        allow(unused_variables, reason = "no engine to connect to")
+    )]
+    let context = || format!("connecting to the bus at {}", redacted(url));
+    match scheme {
         #[cfg(feature = "redis")]
-        "redis" | "rediss" => toolwire_redis::connect(url).await,
+        "redis" | "rediss" => toolwire_redis::connect(url).await.with_context(context),
         #[cfg(feature = "nats")]
-        "nats" => toolwire_nats::connect(url).await,
+        "nats" => toolwire_nats::connect(url).await.with_context(context),
         #[cfg(not(all(feature = "redis", feature = "nats")))]
+        #[allow(unreachable_patterns, reason = "the engine built in matched above")]
         "redis" | "rediss" | "nats" => anyhow::bail!(
             "--bus {}: this toolwire was built without the `{scheme}` feature",
             redacted(url)
@@ -22,30 +29,45 @@ pub(crate) async fn connect(url: &str) -> anyhow::Result<Relay> {
             "--bus expects redis://HOST:PORT or nats://HOST:PORT; got {:?}",
             redacted(url)
         ),
-    };
-    relay.with_context(|| format!("connecting to the bus at {}", redacted(url)))
+    }
 }
 
-/// The task store at `url` (`redis://…`); an unreachable one is an error
-/// naming it (without any password in the URL).
+/// The task store at `url` (`redis://…` or `nats://…`); an unreachable one
+/// is an error naming it (without any password in the URL).
 pub(crate) async fn connect_tasks(
     url: &str,
 ) -> anyhow::Result<std::sync::Arc<dyn toolwire::task::TaskStore>> {
     let scheme = url.split_once("://").map_or("", |(scheme, _)| scheme);
+    #[cfg_attr(
+        not(any(feature = "redis", feature = "nats")),
+        allow(unused_variables, reason = "no engine to connect to")
+    )]
+    let context = || format!("connecting to the task store at {}", redacted(url));
     match scheme {
         #[cfg(feature = "redis")]
         "redis" | "rediss" => {
             let store = toolwire_redis::RedisTaskStore::connect(url, "toolwire")
                 .await
-                .with_context(|| format!("connecting to the task store at {}", redacted(url)))?;
+                .with_context(context)?;
             Ok(std::sync::Arc::new(store))
         }
-        #[cfg(not(feature = "redis"))]
-        "redis" | "rediss" => anyhow::bail!(
-            "--tasks {}: this toolwire was built without the `redis` feature",
+        #[cfg(feature = "nats")]
+        "nats" => {
+            let store = toolwire_nats::NatsTaskStore::connect(url, "toolwire")
+                .await
+                .with_context(context)?;
+            Ok(std::sync::Arc::new(store))
+        }
+        #[cfg(not(all(feature = "redis", feature = "nats")))]
+        #[allow(unreachable_patterns, reason = "the engine built in matched above")]
+        "redis" | "rediss" | "nats" => anyhow::bail!(
+            "--tasks {}: this toolwire was built without the `{scheme}` feature",
             redacted(url)
         ),
-        _ => anyhow::bail!("--tasks expects redis://HOST:PORT; got {:?}", redacted(url)),
+        _ => anyhow::bail!(
+            "--tasks expects redis://HOST:PORT or nats://HOST:PORT; got {:?}",
+            redacted(url)
+        ),
     }
 }
 

@@ -166,7 +166,8 @@ struct ServeOptions {
     #[arg(long, value_name = "URL")]
     bus: Option<String>,
     /// Keep tasks (the io.modelcontextprotocol/tasks extension) in Redis,
-    /// redis://HOST:PORT, so that every replica on it answers for every
+    /// redis://HOST:PORT, or NATS with JetStream, nats://HOST:PORT, so
+    /// that every replica on it answers for every
     /// task and takes over those of a replica that stops. In memory
     /// otherwise. Give the replicas one --bus too, so that answers and
     /// cancels reach the replica running a task at once.

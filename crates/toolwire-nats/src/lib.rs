@@ -1,4 +1,5 @@
-//! A NATS notification bus and shared tool registry for toolwire replicas.
+//! NATS for toolwire replicas: a notification bus, a shared tool registry
+//! and a task store.
 //!
 //! [`NatsBackend`] is a [`Backend`] on NATS: events go over the core subject
 //! `PREFIX.events`, and shared tool definitions live in the JetStream
@@ -8,6 +9,11 @@
 //! [`ServerConfig::with_bus`](toolwire::ServerConfig::with_bus); see
 //! `toolwire-replica` for what the relay guarantees (at-least-once for
 //! "something changed") and for [`SharedTools`].
+//!
+//! [`NatsTaskStore`] keeps tasks (the `io.modelcontextprotocol/tasks`
+//! extension) in the bucket `PREFIX_tasks`, so that any replica answers for
+//! any task; pass it to
+//! [`TaskOptions::store`](toolwire::task::TaskOptions::store).
 //!
 //! The NATS client reconnects by itself (with this crate's backoff, forever)
 //! and resubscribes; after each reconnection the replica resyncs.
@@ -22,12 +28,15 @@
 //! # let _ = server; Ok(()) }
 //! ```
 
+mod tasks;
+
 use async_nats::jetstream::{self, kv};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, BoxStream};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+pub use tasks::NatsTaskStore;
 use tokio::sync::mpsc;
 pub use toolwire_replica::{Backend, BusError, Relay, SharedTools};
 use toolwire_replica::{Backoff, BoxFuture, Definitions, Incoming, Warner};
@@ -63,7 +72,7 @@ impl std::fmt::Debug for NatsBackend {
     }
 }
 
-fn nats_error(what: &str, e: impl std::fmt::Display) -> BusError {
+pub(crate) fn nats_error(what: &str, e: impl std::fmt::Display) -> BusError {
     BusError::new(format!("NATS: {what}: {e}"))
 }
 
@@ -73,33 +82,9 @@ impl NatsBackend {
     /// reached within 5 seconds.
     pub async fn connect(url: &str, prefix: &str) -> Result<Self, BusError> {
         let (events, events_rx) = mpsc::channel(64);
-        let client = async_nats::ConnectOptions::new()
-            .connection_timeout(CONNECT_TIMEOUT)
-            .max_reconnects(None)
-            .reconnect_delay_callback(|attempts| {
-                let mut b = Backoff::new();
-                let mut delay = b.next_delay();
-                for _ in 0..attempts.min(16) {
-                    delay = b.next_delay();
-                }
-                delay
-            })
-            .event_callback(move |event| {
-                let events = events.clone();
-                async move {
-                    // Only connection changes matter; a full channel means
-                    // one is pending already.
-                    let _ = events.try_send(event);
-                }
-            })
-            .connect(url)
-            .await
-            .map_err(|e| nats_error("connecting", e))?;
+        let client = connect_client(url, Some(events)).await?;
         let js = jetstream::new(client.clone());
-        let bucket = format!("{prefix}_tools");
-        let store = tokio::time::timeout(CONNECT_TIMEOUT, bucket_store(&js, &bucket))
-            .await
-            .map_err(|_| BusError::new("NATS: opening the JetStream bucket: timed out"))??;
+        let store = open_bucket(&js, bucket_config(&format!("{prefix}_tools"))).await?;
         let subject = format!("{prefix}.events");
         let subscriber = client
             .subscribe(subject.clone())
@@ -115,18 +100,47 @@ impl NatsBackend {
     }
 }
 
-/// Opens the key-value bucket `bucket`, creating its stream first if need
-/// be. The stream is made here, with the key-value conventions, rather than
-/// by `create_key_value`, which first asks for account details that older
-/// servers (such as Debian's 2.9) describe in a form this client refuses.
-async fn bucket_store(js: &jetstream::Context, bucket: &str) -> Result<kv::Store, BusError> {
-    let opening = |e: &dyn std::fmt::Display| {
-        nats_error(
-            "opening the JetStream bucket (is JetStream enabled, nats-server -js?)",
-            e,
-        )
-    };
-    js.get_or_create_stream(jetstream::stream::Config {
+/// Connects a client to `url` that reconnects by itself, forever, with
+/// this crate's backoff, passing connection events to `events` if given.
+pub(crate) async fn connect_client(
+    url: &str,
+    events: Option<mpsc::Sender<async_nats::Event>>,
+) -> Result<async_nats::Client, BusError> {
+    let mut options = async_nats::ConnectOptions::new()
+        .connection_timeout(CONNECT_TIMEOUT)
+        .max_reconnects(None)
+        .reconnect_delay_callback(|attempts| {
+            let mut b = Backoff::new();
+            let mut delay = b.next_delay();
+            for _ in 0..attempts.min(16) {
+                delay = b.next_delay();
+            }
+            delay
+        });
+    if let Some(events) = events {
+        options = options.event_callback(move |event| {
+            let events = events.clone();
+            async move {
+                // Only connection changes matter; a full channel means one
+                // is pending already.
+                let _ = events.try_send(event);
+            }
+        });
+    }
+    let client = options
+        .connect(url)
+        .await
+        .map_err(|e| nats_error("connecting", e))?;
+    Ok(client)
+}
+
+/// The stream of a key-value bucket `bucket` with one revision per key,
+/// on file. The stream is made here, with the key-value conventions,
+/// rather than by `create_key_value`, which first asks for account details
+/// that older servers (such as Debian's 2.9) describe in a form this
+/// client refuses.
+pub(crate) fn bucket_config(bucket: &str) -> jetstream::stream::Config {
+    jetstream::stream::Config {
         name: format!("KV_{bucket}"),
         subjects: vec![format!("$KV.{bucket}.>")],
         max_messages_per_subject: 1,
@@ -137,14 +151,35 @@ async fn bucket_store(js: &jetstream::Context, bucket: &str) -> Result<kv::Store
         discard: jetstream::stream::DiscardPolicy::New,
         num_replicas: 1,
         ..Default::default()
-    })
-    .await
-    .map_err(|e| opening(&e))?;
-    js.get_key_value(bucket).await.map_err(|e| opening(&e))
+    }
+}
+
+/// Opens the key-value bucket whose stream is `config`, creating the
+/// stream first if need be, within 5 seconds.
+pub(crate) async fn open_bucket(
+    js: &jetstream::Context,
+    config: jetstream::stream::Config,
+) -> Result<kv::Store, BusError> {
+    let opening = |e: &dyn std::fmt::Display| {
+        nats_error(
+            "opening the JetStream bucket (is JetStream enabled, nats-server -js?)",
+            e,
+        )
+    };
+    let bucket = config.name.trim_start_matches("KV_").to_owned();
+    let open = async {
+        js.get_or_create_stream(config)
+            .await
+            .map_err(|e| opening(&e))?;
+        js.get_key_value(bucket).await.map_err(|e| opening(&e))
+    };
+    tokio::time::timeout(CONNECT_TIMEOUT, open)
+        .await
+        .map_err(|_| BusError::new("NATS: opening the JetStream bucket: timed out"))?
 }
 
 /// Key-value keys allow fewer characters than tool names: hex-encode.
-fn key(name: &str) -> String {
+pub(crate) fn key(name: &str) -> String {
     name.bytes().map(|b| format!("{b:02x}")).collect()
 }
 

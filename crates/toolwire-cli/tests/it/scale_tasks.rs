@@ -1,6 +1,6 @@
 //! Tasks across replicas (issue 26): three `toolwire serve --http --bus
 //! URL --tasks URL` replicas behind haproxy (round-robin, no stickiness) on
-//! a real Redis. A task created through one replica is read, answered and
+//! a real Redis, and again on a real NATS with JetStream. A task created through one replica is read, answered and
 //! cancelled through the others, and a task whose replica is killed is run
 //! again by a surviving one (the demo `report` is re-runnable).
 
@@ -67,9 +67,18 @@ async fn until(lb: u16, id: &str, status: &str, within: Duration) -> (Value, Has
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn any_replica_answers_for_any_task_and_a_killed_runner_is_replaced() {
-    let redis = BusServer::start(Engine::Redis).await;
-    let url = redis.url();
+async fn on_redis_any_replica_answers_for_any_task_and_a_killed_runner_is_replaced() {
+    across_replicas(Engine::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_nats_any_replica_answers_for_any_task_and_a_killed_runner_is_replaced() {
+    across_replicas(Engine::Nats).await;
+}
+
+async fn across_replicas(engine: Engine) {
+    let bus = BusServer::start(engine).await;
+    let url = bus.url();
     let extra = ["--tasks", url.as_str(), "--task-grace-ms", "0"];
     let mut replicas = Vec::new();
     for _ in 0..3 {

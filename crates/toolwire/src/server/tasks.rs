@@ -898,8 +898,13 @@ const SWEEP_BATCH: usize = 64;
 /// How often a replica looks for lapsed leases.
 const SWEEP_EVERY: Duration = Duration::from_millis(500);
 
+/// Every how many sweeps a replica deletes the expired tasks of a shared
+/// store (every minute).
+const PURGE_EVERY_SWEEPS: u32 = 120;
+
 /// The watcher of one server on a shared store: routes pokes from the bus
-/// to this replica's runners, and sweeps lapsed leases. After the store
+/// to this replica's runners, sweeps lapsed leases and, every minute,
+/// deletes expired tasks the store does not drop by itself. After the store
 /// failed to answer, it waits one lease before taking anything over, so
 /// that runners alive through the outage renew first.
 async fn watch(server: Weak<super::ServerInner>) {
@@ -914,6 +919,7 @@ async fn watch(server: Weak<super::ServerInner>) {
     sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut quiet_until: Option<Instant> = None;
     let mut bus_open = true;
+    let mut sweeps: u32 = 0;
     loop {
         tokio::select! {
             event = events.next(), if bus_open => {
@@ -938,6 +944,15 @@ async fn watch(server: Weak<super::ServerInner>) {
                 }
                 if !server.sweep().await {
                     quiet_until = Some(Instant::now() + lease);
+                    continue;
+                }
+                sweeps = (sweeps + 1) % PURGE_EVERY_SWEEPS;
+                if sweeps == 0 {
+                    match server.inner.tasks.options.store.purge(now_ms()).await {
+                        Ok(0) => {}
+                        Ok(gone) => tracing::debug!(gone, "expired tasks deleted"),
+                        Err(e) => tracing::debug!(error = %e, "deleting expired tasks failed"),
+                    }
                 }
             }
         }

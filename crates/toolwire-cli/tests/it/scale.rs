@@ -126,6 +126,18 @@ pub(crate) async fn haproxy(replicas: &[Replica]) -> (Child, u16) {
 /// One JSON-RPC request through haproxy: which replica answered, and the
 /// response.
 pub(crate) async fn post(lb: u16, method: &str, params: Value) -> (String, Value) {
+    let (replica, status, json) = post_any(lb, method, params).await;
+    assert!(status.is_success(), "{status}: {json}");
+    (replica, json)
+}
+
+/// [`post`], whatever the HTTP status: the answering replica, the status
+/// and the JSON-RPC response.
+pub(crate) async fn post_any(
+    lb: u16,
+    method: &str,
+    params: Value,
+) -> (String, hyper::StatusCode, Value) {
     let mut params = params;
     params["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
     if params["_meta"]["io.modelcontextprotocol/clientCapabilities"].is_null() {
@@ -158,17 +170,15 @@ pub(crate) async fn post(lb: u16, method: &str, params: Value) -> (String, Value
     let status = resp.status();
     let bytes = resp.into_body().collect().await.expect("body").to_bytes();
     let text = String::from_utf8_lossy(&bytes);
-    assert!(status.is_success(), "{status}: {text}");
     // JSON, or an event stream whose last `data:` line is the response.
     let json = text
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
         .next_back()
         .unwrap_or(&text);
-    (
-        replica,
-        serde_json::from_str(json.trim()).expect("a JSON response"),
-    )
+    let json = serde_json::from_str(json.trim())
+        .unwrap_or_else(|e| panic!("{status}: not a JSON response ({e}): {text}"));
+    (replica, status, json)
 }
 
 fn text(r: &Value) -> &str {

@@ -1,11 +1,13 @@
 //! Tasks across replicas (issue 26): three `toolwire serve --http --bus
 //! URL --tasks URL` replicas behind haproxy (round-robin, no stickiness) on
 //! a real Redis, and again on a real NATS with JetStream. A task created through one replica is read, answered and
-//! cancelled through the others, and a task whose replica is killed is run
-//! again by a surviving one (the demo `report` is re-runnable).
+//! cancelled through the others, a task whose replica is killed is run
+//! again by a surviving one (the demo `report` is re-runnable), and while
+//! the store is down, creating a task fails cleanly, plain calls go on, and
+//! a running task records its end once the store is back.
 
 use super::scale::servers::{BusServer, Engine};
-use super::scale::{Replica, haproxy, post};
+use super::scale::{Replica, haproxy, post, post_any};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
@@ -67,17 +69,19 @@ async fn until(lb: u16, id: &str, status: &str, within: Duration) -> (Value, Has
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_redis_any_replica_answers_for_any_task_and_a_killed_runner_is_replaced() {
+async fn on_redis_any_replica_answers_for_any_task_a_killed_runner_is_replaced_and_a_store_outage_is_survived()
+ {
     across_replicas(Engine::Redis).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn on_nats_any_replica_answers_for_any_task_and_a_killed_runner_is_replaced() {
+async fn on_nats_any_replica_answers_for_any_task_a_killed_runner_is_replaced_and_a_store_outage_is_survived()
+ {
     across_replicas(Engine::Nats).await;
 }
 
 async fn across_replicas(engine: Engine) {
-    let bus = BusServer::start(engine).await;
+    let mut bus = BusServer::start(engine).await;
     let url = bus.url();
     let extra = ["--tasks", url.as_str(), "--task-grace-ms", "0"];
     let mut replicas = Vec::new();
@@ -136,4 +140,37 @@ async fn across_replicas(engine: Engine) {
         "{done}"
     );
     assert!(!answered.contains(&creator), "{answered:?}");
+
+    // The store goes down while a task runs (3 s of pages): creating a
+    // task is refused with a clear error, plain calls go on, and the
+    // running task records its end once the store is back.
+    let (_, id) = start_report(lb, json!({"pages": 10})).await;
+    bus.stop().await;
+    let (_, status, refused) = post_any(
+        lb,
+        "tools/call",
+        json!({"name": "report", "arguments": {"pages": 1}, "_meta": task_meta()}),
+    )
+    .await;
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        refused["error"]["code"] == -32603 && message.contains("store"),
+        "{status}: {refused}"
+    );
+    let (_, plain) = post(
+        lb,
+        "tools/call",
+        json!({"name": "report", "arguments": {"pages": 1}}),
+    )
+    .await;
+    assert_eq!(
+        plain["result"]["content"][0]["text"], "report of 1 pages written",
+        "{plain}"
+    );
+    bus.restart().await;
+    let (done, _) = until(lb, &id, "completed", Duration::from_secs(40)).await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "report of 10 pages written, as a task",
+        "{done}"
+    );
 }

@@ -159,6 +159,9 @@ impl Gateway {
         // Each merged list says which version it is, so replicas can be
         // compared.
         server_config = server_config.with_list_fingerprints(true);
+        // Tasks pass through when an upstream offers them.
+        server_config =
+            server_config.with_task_forwarder(Arc::new(proxy::Forwarder::new(links.clone())));
         let settled = firsts
             .iter()
             .filter(|f| !matches!(f, First::Pending(_)))

@@ -3,14 +3,17 @@
 //! pass through intact; progress and logs are relayed; a downstream
 //! cancellation drops the upstream call (which cancels it there); an
 //! upstream's `input_required` goes downstream with the upstream's state
-//! wrapped in the gateway's own sealed `requestState`.
+//! wrapped in the gateway's own sealed `requestState`; an upstream's task
+//! goes downstream under an id that seals where it lives ([`tasks`]).
 
 mod held;
 mod resources;
+mod tasks;
 
 pub(crate) use held::Holds;
 
 pub(crate) use resources::{UriSpace, resource, template};
+pub(crate) use tasks::Forwarder;
 
 use crate::upstream::Link;
 use serde::{Deserialize, Serialize};
@@ -18,7 +21,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use toolwire::proto::types::{
     GetPromptRequest, GetPromptRequestParams, GetPromptResult, InputRequiredResult,
-    Prompt as PromptDefinition, ResultOrInputRequired, Tool as ToolDefinition,
+    Prompt as PromptDefinition, ResultOrInputRequired, TASKS_EXTENSION, Tool as ToolDefinition,
 };
 use toolwire::{
     ClientError, Forwarded, HandlerError, HandlerOutput, InputRequired, Prompt, PromptArguments,
@@ -93,7 +96,7 @@ async fn call_tool(
     };
     let mut call = ToolCall::new(name)
         .with_arguments(args)
-        .with_options(options(link, cx));
+        .with_options(call_options(link, cx));
     if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
         return held::call(link, client, call, hold, cx)
             .await
@@ -112,7 +115,10 @@ async fn call_tool(
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
-        Ok(ResultOrInputRequired::Complete(json)) => Ok(Forwarded::Json(json)),
+        Ok(ResultOrInputRequired::Complete(json)) => match tasks::created(link, &json) {
+            Some(created) => created,
+            None => Ok(Forwarded::Json(json)),
+        },
         Ok(ResultOrInputRequired::InputRequired(ir)) => {
             Ok(ToolResult::InputRequired(relay_input(link, ir)).into())
         }
@@ -226,6 +232,29 @@ fn options(link: &Link, cx: &RequestContext) -> RequestOptions {
         });
     }
     options
+}
+
+/// The options of a forwarded `tools/call`: [`options`], with the
+/// downstream client's declaration of the Tasks extension passed on only to
+/// an upstream that offers it, so that the tools of any other are never
+/// tasks.
+///
+/// Spec: extensions/tasks#capability-negotiation
+fn call_options(link: &Link, cx: &RequestContext) -> RequestOptions {
+    let options = options(link, cx);
+    let declared = cx
+        .client_capabilities()
+        .extensions
+        .as_ref()
+        .is_some_and(|e| e.contains_key(TASKS_EXTENSION));
+    if !declared || link.offers_tasks() {
+        return options;
+    }
+    let mut capabilities = cx.client_capabilities().clone();
+    if let Some(extensions) = &mut capabilities.extensions {
+        extensions.remove(TASKS_EXTENSION);
+    }
+    options.with_client_capabilities(&capabilities)
 }
 
 /// The upstream's input requests, unchanged, with its state wrapped.

@@ -4,12 +4,13 @@
 use crate::config::{Endpoint, Upstream};
 use crate::proxy::Holds;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 use tokio::sync::Notify;
 use toolwire::proto::types::{
     CacheScope, Implementation, InputRequest, ListToolsRequest, PaginatedRequestParams, Prompt,
-    Resource, ResourceTemplate, Tool,
+    Resource, ResourceTemplate, TASKS_EXTENSION, Tool,
 };
 use toolwire::{Client, ClientBuilder, ClientError, ProtocolEra, ProtocolMode, RequestOptions};
 
@@ -58,6 +59,8 @@ pub(crate) struct Listing {
     pub(crate) ttl_ms: Option<u64>,
     /// Whether any of its lists is `private`.
     pub(crate) private: bool,
+    /// Whether it is modern and offers the Tasks extension.
+    pub(crate) tasks: bool,
 }
 
 /// A live upstream.
@@ -69,6 +72,9 @@ pub(crate) struct Link {
     pub(crate) broken: Notify,
     /// A legacy upstream's calls held open for a downstream answer.
     pub(crate) holds: Arc<Holds>,
+    /// Whether the upstream, while up, offers the Tasks extension: only
+    /// then do its calls pass a downstream client's declaration on.
+    tasks: AtomicBool,
 }
 
 impl Link {
@@ -86,11 +92,17 @@ impl Link {
             spec,
             client: RwLock::new(None),
             broken: Notify::new(),
+            tasks: AtomicBool::new(false),
         })
     }
 
     pub(crate) fn name(&self) -> &str {
         &self.spec.key
+    }
+
+    /// Whether the upstream is up and offers the Tasks extension.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tasks.load(Ordering::Relaxed)
     }
 
     /// The client, while the upstream is up.
@@ -141,6 +153,7 @@ impl Link {
                 if let Ok(mut c) = self.client.write() {
                     *c = Some(client);
                 }
+                self.tasks.store(listing.tasks, Ordering::Relaxed);
                 self.update_health(|h| {
                     h.state = UpstreamState::Up;
                     h.era = era;
@@ -165,6 +178,7 @@ impl Link {
             .await
             .unwrap_or(Err(ClientError::Timeout(self.spec.timeout)))?;
         self.update_health(|h| h.tools = listing.tools.len());
+        self.tasks.store(listing.tasks, Ordering::Relaxed);
         Ok(listing)
     }
 
@@ -172,6 +186,7 @@ impl Link {
     pub(crate) async fn mark_down(&self, why: &str) {
         tracing::warn!(upstream = self.name(), "upstream down: {why}");
         let client = self.client.write().ok().and_then(|mut c| c.take());
+        self.tasks.store(false, Ordering::Relaxed);
         self.update_health(|h| {
             h.state = UpstreamState::Down;
             h.last_error = Some(why.to_owned());
@@ -210,6 +225,12 @@ impl Link {
                 icons: None,
                 website_url: None,
             });
+        if self.spec.mode != ProtocolMode::Legacy {
+            // Its own requests (`tasks/*` of the tasks passed through)
+            // declare the extension; a forwarded call declares what the
+            // downstream client did.
+            builder = builder.with_tasks();
+        }
         if self.spec.mode != ProtocolMode::Modern {
             // A legacy upstream asks for input with its own requests; the
             // held-call relay turns them into `input_required` downstream.
@@ -287,6 +308,8 @@ async fn list(client: &Client) -> Result<Listing, ClientError> {
         listing.templates = client.list_resource_templates().await?;
     }
     listing.completions = declares(client, "completions").await;
+    listing.tasks =
+        !matches!(client.era(), Some(ProtocolEra::Legacy)) && offers_tasks(client).await;
     Ok(listing)
 }
 
@@ -297,6 +320,17 @@ async fn declares(client: &Client, name: &str) -> bool {
             .ok()
             .and_then(|c| c.get(name).cloned())
             .is_some_and(|v| !v.is_null()),
+        Err(_) => false,
+    }
+}
+
+/// Whether the (modern) upstream declares the Tasks extension.
+async fn offers_tasks(client: &Client) -> bool {
+    match client.discover().await {
+        Ok(d) => d
+            .capabilities
+            .extensions
+            .is_some_and(|e| e.contains_key(TASKS_EXTENSION)),
         Err(_) => false,
     }
 }

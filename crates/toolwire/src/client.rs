@@ -355,7 +355,12 @@ impl Client {
     /// not against the tool's `outputSchema`: the receiver checks it), with
     /// `resultType: "complete"` added if the server left it out. The
     /// arguments are still checked against the tool's input schema when
-    /// the client knows the tool.
+    /// the client knows the tool. When the request declares the Tasks
+    /// extension (the client's [`with_tasks`](crate::ClientBuilder::with_tasks),
+    /// or the capabilities of [`RequestOptions::with_client_capabilities`])
+    /// and the server makes the call a task, the result is its
+    /// `CreateTaskResult` (`resultType: "task"`), as the server sent it,
+    /// not followed: the intermediary passes it on.
     ///
     /// # Errors
     ///

@@ -17,10 +17,12 @@
 //!
 //! Spec: extensions/tasks
 
+mod forward;
 mod memory;
 mod store;
 pub(crate) mod time;
 
+pub use forward::{ForwardFuture, TaskForwarder, TaskReply, TaskRequest};
 pub use memory::MemoryTaskStore;
 pub use store::{
     Applied, Change, CreateLimits, Ended, Lease, Rerun, StoreError, StoreFuture, TaskRecord,

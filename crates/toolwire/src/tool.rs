@@ -44,6 +44,22 @@ pub enum Forwarded {
     Json(Box<RawValue>),
     /// Anything an ordinary tool handler returns.
     Output(ToolResult),
+    /// A task the forwarded server created (its `CreateTaskResult`), for a
+    /// request that declared the Tasks extension. The server seals `route`
+    /// (where the task lives, e.g. the upstream and its task id there) and
+    /// the caller's principal into the task id the client gets, and hands
+    /// the route to the [`TaskForwarder`](crate::task::TaskForwarder) for
+    /// the client's `tasks/*` requests. For a request that did not declare
+    /// the extension it is an internal error: a forwarder asks for tasks
+    /// only when the client did.
+    ///
+    /// Spec: extensions/tasks#capability-negotiation
+    Task {
+        /// The task as the forwarded server described it.
+        task: toolwire_proto::types::Task,
+        /// Where it lives, as the forwarder reads it back.
+        route: Value,
+    },
 }
 
 impl From<ToolResult> for Forwarded {

@@ -472,12 +472,15 @@ impl Client {
         #[derive(serde::Deserialize)]
         #[allow(dead_code, reason = "read only to check the shape")]
         struct Shape {
-            content: Vec<serde::de::IgnoredAny>,
+            content: Option<Vec<serde::de::IgnoredAny>>,
             #[serde(rename = "isError")]
             is_error: Option<bool>,
             #[serde(rename = "resultType")]
-            result_type: Option<serde::de::IgnoredAny>,
+            result_type: Option<String>,
         }
+        let mut call = call;
+        // A task is passed on, not followed.
+        call.options.detach_task = true;
         let raw = match self.drive_call(call, true).await?.1 {
             mrtr::Driven::Complete(Answer::Raw(raw)) => raw,
             mrtr::Driven::Complete(Answer::Value(v)) => serde_json::value::to_raw_value(&v)
@@ -487,8 +490,13 @@ impl Client {
         let malformed =
             |e| ClientError::Protocol(format!("malformed {} result: {e}", CallToolRequest::METHOD));
         let shape = serde_json::from_str::<Shape>(raw.get()).map_err(malformed)?;
-        if shape.result_type.is_some() {
-            return Ok(ResultOrInputRequired::Complete(raw));
+        match (shape.result_type.as_deref(), &shape.content) {
+            // Only a request that declared the extension gets here with a
+            // task (`drive_call` refuses one otherwise).
+            (Some("task"), _) => return Ok(ResultOrInputRequired::Complete(raw)),
+            (_, None) => return Err(malformed(serde::de::Error::missing_field("content"))),
+            (Some(_), Some(_)) => return Ok(ResultOrInputRequired::Complete(raw)),
+            (None, Some(_)) => {}
         }
         // A legacy server (or a careless one) leaves `resultType` out; what
         // is passed on is a whole result of this revision.

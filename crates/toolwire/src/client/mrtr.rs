@@ -87,13 +87,15 @@ impl Client {
                 // client that declared the extension takes a task handle,
                 // and only from `tools/call`.
                 Kind::Task
-                    if self.inner.tasks
+                    if self.declares_tasks(options)
                         && method.name == CallToolRequest::METHOD
                         && options.detach_task =>
                 {
                     return Ok(Driven::Complete(answer));
                 }
-                Kind::Task if self.inner.tasks && method.name == CallToolRequest::METHOD => {
+                Kind::Task
+                    if self.declares_tasks(options) && method.name == CallToolRequest::METHOD =>
+                {
                     return self
                         .follow_task(answer, options)
                         .await
@@ -112,6 +114,19 @@ impl Client {
             // Spec: basic/patterns/mrtr.mdx — echo the exact requestState,
             // and none when none was given.
             state = input_required.request_state;
+        }
+    }
+
+    /// Whether a request with `options` declares the Tasks extension: the
+    /// capabilities it sends instead of the client's say so, or the client
+    /// was built [`with_tasks`](crate::ClientBuilder::with_tasks).
+    fn declares_tasks(&self, options: &RequestOptions) -> bool {
+        match &options.capabilities {
+            Some(caps) => caps
+                .get("extensions")
+                .and_then(|e| e.get(toolwire_proto::types::TASKS_EXTENSION))
+                .is_some(),
+            None => self.inner.tasks,
         }
     }
 

@@ -65,6 +65,7 @@ pub struct ServerConfig {
     pub(crate) tool_rate_limits: Vec<(String, RateLimit)>,
     pub(crate) rate_limit_keys: usize,
     pub(crate) tasks: Option<crate::task::TaskOptions>,
+    pub(crate) task_forwarder: Option<Arc<dyn crate::task::TaskForwarder>>,
 }
 
 impl Default for ServerConfig {
@@ -97,6 +98,7 @@ impl ServerConfig {
             tool_rate_limits: Vec::new(),
             rate_limit_keys: 10_000,
             tasks: None,
+            task_forwarder: None,
         }
     }
 
@@ -348,6 +350,16 @@ impl ServerConfig {
     #[must_use]
     pub fn with_tasks(mut self, options: crate::task::TaskOptions) -> Self {
         self.tasks = Some(options);
+        self
+    }
+
+    /// Who answers for the tasks that forwarding tools pass through from
+    /// another server ([`Forwarded::Task`](crate::Forwarded::Task)): a
+    /// gateway. Their ids are sealed with the [`state_keys`](Self::with_state_keys)
+    /// keyring, so give replicas one keyring.
+    #[must_use]
+    pub fn with_task_forwarder(mut self, forwarder: Arc<dyn crate::task::TaskForwarder>) -> Self {
+        self.task_forwarder = Some(forwarder);
         self
     }
 }

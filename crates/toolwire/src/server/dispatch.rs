@@ -450,8 +450,14 @@ impl Server {
         }
     }
 
-    /// Whether some registered tool may run as a task.
+    /// Whether some registered tool may run as a task, or the task
+    /// forwarder passes tasks through.
     pub(crate) fn offers_tasks(&self) -> bool {
+        if let Some(forwarder) = &self.inner.config.task_forwarder
+            && forwarder.offers_tasks()
+        {
+            return true;
+        }
         self.inner
             .tools
             .snapshot()

@@ -203,7 +203,7 @@ impl Server {
     }
 
     /// The configured keyring, or the process's random one.
-    fn state_keys(&self) -> Option<&seal::StateKeys> {
+    pub(crate) fn state_keys(&self) -> Option<&seal::StateKeys> {
         self.inner
             .config
             .state_keys

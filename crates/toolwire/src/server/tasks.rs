@@ -26,9 +26,13 @@ use super::tools::{Answer, checked_result};
 use crate::bus::BusEvent;
 use crate::context::{Outbound, RequestContext, StatusSlot};
 use crate::handler::{HandlerError, HandlerOutput, wire_millis};
+use crate::mrtr::seal;
 use crate::mrtr::{self, InputRequired, RoundInput};
 use crate::task::time::now_ms;
-use crate::task::{Change, Ended, Lease, Rerun, StoreError, TaskOptions, TaskRecord, TaskSupport};
+use crate::task::{
+    Change, Ended, Lease, Rerun, StoreError, TaskOptions, TaskRecord, TaskReply, TaskRequest,
+    TaskSupport,
+};
 use crate::tool::{Forwarded, ToolInner};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
@@ -670,6 +674,9 @@ impl Server {
             }
             Ok(Forwarded::Json(json)) => completed(serde_json::from_str(json.get()), max),
             Ok(Forwarded::Output(HandlerOutput::InputRequired(_))) => Ended::Cancelled,
+            Ok(Forwarded::Task { .. }) => Ended::Failed(ErrorObject::internal(format!(
+                "tool {name:?} forwarded a task from inside a task"
+            ))),
             Err(_) if cancelled => Ended::Cancelled,
             // Spec: extensions/tasks#task-execution-errors — a tool error
             // is `completed` with `isError`; `failed` is for JSON-RPC errors.
@@ -689,6 +696,9 @@ impl Server {
                 p.method
             )));
         };
+        if let Some(sealed) = task_id.strip_prefix(FORWARDED_PREFIX) {
+            return self.forwarded_task_method(p, &task_id, sealed).await;
+        }
         self.watch_tasks();
         let store = &self.inner.tasks.options.store;
         let record = match store.get(&task_id).await {
@@ -883,6 +893,98 @@ impl Server {
         }
     }
 
+    /// A forwarding tool's task: the `CreateTaskResult` under an id that
+    /// seals `route` and the caller's principal, for a request that
+    /// declared the extension.
+    ///
+    /// Spec: extensions/tasks#capability-negotiation, #security-considerations
+    pub(crate) fn forwarded_task(
+        &self,
+        id: &RequestId,
+        declared: bool,
+        principal: Option<&str>,
+        task: toolwire_proto::types::Task,
+        route: &Value,
+    ) -> Outcome {
+        if !declared || self.inner.config.task_forwarder.is_none() {
+            return Outcome::error(ErrorObject::internal(
+                "a forwarding tool returned a task, but the request did not declare the Tasks extension or the server has no task forwarder",
+            ));
+        }
+        let Some(keys) = self.state_keys() else {
+            return Outcome::error(ErrorObject::internal(
+                "the server has no requestState keyring to seal a forwarded task id with",
+            ));
+        };
+        // The id lives as long as the task may; one without a time to live
+        // gets a week.
+        let ttl = task
+            .info
+            .ttl_ms
+            .map_or(FORWARDED_MAX_TTL, Duration::from_millis)
+            .min(FORWARDED_MAX_TTL);
+        let binding = forwarded_binding(principal);
+        let sealed = match seal::seal(
+            keys,
+            &binding,
+            0,
+            Vec::new(),
+            route,
+            ttl,
+            std::time::SystemTime::now(),
+        ) {
+            Ok(sealed) => sealed,
+            Err(e) => {
+                crate::log_limit::error_limited!("sealing a forwarded task id failed: {e}");
+                return Outcome::error(ErrorObject::internal("could not seal the task id"));
+            }
+        };
+        let mut task = task;
+        task.info.task_id = format!("{FORWARDED_PREFIX}{sealed}");
+        self.respond_with_meta(Shape::Modern, id, &CreateTaskResult::new(task))
+    }
+
+    /// `tasks/*` for a forwarded task: the sealed route opened (or the
+    /// task is unknown) and handed to the forwarder.
+    async fn forwarded_task_method(&self, mut p: Prepared, task_id: &str, sealed: &str) -> Outcome {
+        let (Some(forwarder), Some(keys)) = (&self.inner.config.task_forwarder, self.state_keys())
+        else {
+            return not_found();
+        };
+        let binding = forwarded_binding(p.principal().map(|s| &**s));
+        let route = match seal::open(keys, &binding, sealed, std::time::SystemTime::now()) {
+            Ok(opened) => opened.state,
+            // Spec: extensions/tasks#security-considerations — forged,
+            // expired or someone else's: all read as unknown.
+            Err(why) => {
+                tracing::debug!("a forwarded task id was refused: {why}");
+                return not_found();
+            }
+        };
+        let request = match p.method {
+            Method::TasksGet => TaskRequest::Get,
+            Method::TasksCancel => TaskRequest::Cancel,
+            Method::TasksUpdate => match p.params.input_responses.take().map(|b| *b) {
+                Some(Value::Object(responses)) => TaskRequest::Update(responses),
+                _ => {
+                    return Outcome::error(ErrorObject::invalid_params(
+                        "tasks/update needs params.inputResponses, an object keyed like the task's inputRequests",
+                    ));
+                }
+            },
+            _ => return Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
+        };
+        match forwarder.forward(&route, request, &p.meta).await {
+            Ok(TaskReply::Task(mut task)) => {
+                task.info.task_id = task_id.to_owned();
+                self.respond_with_meta(Shape::Modern, &p.id, &GetTaskResult::new(task))
+            }
+            Ok(TaskReply::Ack) => self.ack(&p.id),
+            Ok(TaskReply::Unknown) => not_found(),
+            Err(e) => Outcome::error(e),
+        }
+    }
+
     fn ack(&self, id: &RequestId) -> Outcome {
         let ack = TaskAck {
             result_type: ResultType::Complete,
@@ -890,6 +992,20 @@ impl Server {
         };
         self.respond_with_meta(Shape::Modern, id, &ack)
     }
+}
+
+/// The first character of a forwarded task's id; the server's own ids
+/// start with `t`.
+const FORWARDED_PREFIX: &str = "f";
+
+/// The longest a forwarded task id stays valid: a week.
+const FORWARDED_MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// What a forwarded task id is bound to: the caller alone (its own
+/// method name, so no `requestState` opens as a task id, nor one as the
+/// other).
+fn forwarded_binding(principal: Option<&str>) -> seal::Binding {
+    seal::Binding::new("tasks/forwarded", "", &Value::Null, principal)
 }
 
 /// Lapsed tasks taken over per sweep.

@@ -186,6 +186,11 @@ impl Server {
             }
         };
         cx.finish();
+        if let Ok(Forwarded::Task { task, route }) = outcome {
+            let declared =
+                matches!(shape, Shape::Modern) && super::tasks::declares_tasks(cx.meta());
+            return self.forwarded_task(&id, declared, cx.principal(), task, &route);
+        }
         self.answer_call(
             Answer {
                 tool,
@@ -239,6 +244,11 @@ impl Server {
                         )))
                     }),
             },
+            // Only a plain call forwards a task (`Server::call_tool` took
+            // it); a deferred call's first round is not one.
+            Ok(Forwarded::Task { .. }) => Err(HandlerError::Protocol(ErrorObject::internal(
+                format!("tool {name:?} forwarded a task where none can be"),
+            ))),
             Err(e) => Err(e),
         };
         match outcome {

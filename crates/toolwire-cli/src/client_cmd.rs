@@ -436,8 +436,8 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
     let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
     // Always ask for progress: it keeps the idle --timeout from cutting off
     // a long call that reports it, and reaches a log with --progress.
-    let bar = bar.clone();
-    let options = options.with_progress(move |p| bar.update(p));
+    let progress_bar = bar.clone();
+    let options = options.with_progress(move |p| progress_bar.update(p));
     let call = ToolCall::new(tool)
         .with_arguments(serde_json::Value::Object(arguments))
         .with_options(options);
@@ -458,7 +458,11 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         {
             *slot = Some(handle.clone());
         }
+        // The task's status and statusMessage (its progress, on a toolwire
+        // server) on the bar as it is polled.
+        let status_bar = bar.clone();
         return handle
+            .on_status(move |task| status_bar.task_status(task))
             .wait()
             .await
             .map(Called::Result)
@@ -484,7 +488,12 @@ pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
         bail!("which task? usage: toolwire task <get|wait|cancel> <URL | --stdio COMMAND> <ID>");
     };
     let answers = Arc::new(interact::Answers::parse(&a.inputs)?);
-    let bar = interact::ProgressBar::new(interact::ProgressShow::Hidden);
+    let show = if std::io::stderr().is_terminal() {
+        interact::ProgressShow::Bar
+    } else {
+        interact::ProgressShow::Hidden
+    };
+    let bar = interact::ProgressBar::new(show);
     let (answers_h, bar_h) = (Arc::clone(&answers), bar.clone());
     let builder = ClientBuilder::new().with_tasks().with_elicitation(
         move |key: String, request: ElicitRequestParams| {
@@ -511,11 +520,16 @@ pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
                 }
                 Ok(None)
             }
-            TaskAction::Wait => handle
-                .wait()
-                .await
-                .map(Some)
-                .context("following the task failed"),
+            TaskAction::Wait => {
+                let status_bar = bar.clone();
+                handle
+                    .clone()
+                    .on_status(move |task| status_bar.task_status(task))
+                    .wait()
+                    .await
+                    .map(Some)
+                    .context("following the task failed")
+            }
             TaskAction::Cancel => {
                 handle.cancel().await.context("tasks/cancel failed")?;
                 if !json {
@@ -526,6 +540,7 @@ pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
         }
     })
     .await;
+    bar.clear();
     let _ = client.close().await;
     let Some(result) = outcome? else {
         return Ok(());

@@ -9,7 +9,7 @@ use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::sync::{Arc, Mutex};
 use toolwire::InputError;
 use toolwire::proto::types::{
-    ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
+    DetailedTask, ElicitAction, ElicitRequestFormParams, ElicitRequestParams, ElicitResult,
     PrimitiveSchemaDefinition, ProgressNotificationParams,
 };
 
@@ -33,6 +33,8 @@ pub(crate) enum ProgressShow {
 pub(crate) struct ProgressBar {
     drawn: Arc<Mutex<bool>>,
     show: ProgressShow,
+    /// The task status last shown, so that a log gets a line per change.
+    last_status: Arc<Mutex<String>>,
 }
 
 impl ProgressBar {
@@ -40,6 +42,7 @@ impl ProgressBar {
         Self {
             drawn: Arc::default(),
             show,
+            last_status: Arc::default(),
         }
     }
 
@@ -84,6 +87,31 @@ impl ProgressBar {
         }
     }
 
+    /// Shows the status of the task a call became (`working: page 2 of
+    /// 10`): redrawn on a terminal, a line per change in a log.
+    pub(crate) fn task_status(&self, task: &DetailedTask) {
+        if self.show == ProgressShow::Hidden {
+            return;
+        }
+        let line = task_line(task);
+        if let Ok(mut last) = self.last_status.lock() {
+            if *last == line {
+                return;
+            }
+            last.clone_from(&line);
+        }
+        let mut stderr = std::io::stderr().lock();
+        if self.show == ProgressShow::Lines {
+            let _ = writeln!(stderr, "{line}");
+        } else {
+            let _ = write!(stderr, "\r\x1b[2K{line}");
+            if let Ok(mut d) = self.drawn.lock() {
+                *d = true;
+            }
+        }
+        let _ = stderr.flush();
+    }
+
     /// Erases the bar, if one was drawn.
     pub(crate) fn clear(&self) {
         if self.drawn.lock().is_ok_and(|d| *d) {
@@ -91,6 +119,18 @@ impl ProgressBar {
             let _ = write!(stderr, "\r\x1b[2K");
             let _ = stderr.flush();
         }
+    }
+}
+
+/// A task's status as one line: `task working: page 2 of 10`.
+pub(crate) fn task_line(task: &DetailedTask) -> String {
+    let status = serde_json::to_value(task.state.status())
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    match task.info.status_message.as_deref() {
+        Some(m) if !m.is_empty() => format!("task {status}: {m}"),
+        _ => format!("task {status}"),
     }
 }
 

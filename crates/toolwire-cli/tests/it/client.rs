@@ -601,6 +601,39 @@ async fn cli_call_with_task_runs_the_tool_as_a_task() {
     assert_eq!(out, "report of 1 pages written\n");
 }
 
+/// `call --task --progress` (stderr not a terminal): a line per change of
+/// the task's status and statusMessage, where the tool's progress lands.
+#[tokio::test]
+async fn cli_call_with_task_shows_the_task_status_as_it_changes() {
+    let server = HttpServer::start().await;
+    let (ok, out, err) = run(&[
+        "call",
+        &server.url,
+        "report",
+        "pages=3",
+        "--task",
+        "--progress",
+    ])
+    .await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "report of 3 pages written, as a task\n");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("task ")).collect();
+    assert!(
+        lines.iter().any(|l| l.starts_with("task working: page ")),
+        "{err}"
+    );
+    assert!(
+        lines
+            .last()
+            .is_some_and(|l| l.starts_with("task completed")),
+        "{err}"
+    );
+    // A line per change, not per poll.
+    let mut deduped = lines.clone();
+    deduped.dedup();
+    assert_eq!(deduped, lines, "{err}");
+}
+
 #[tokio::test]
 async fn a_detached_task_is_followed_by_id_from_another_process() {
     let server = HttpServer::start().await;
@@ -650,7 +683,10 @@ async fn a_detached_task_is_followed_by_id_from_another_process() {
     assert_eq!(out, format!("{id}: cancel requested\n"));
     let (ok, _, err) = run(&["task", "wait", url, &id]).await;
     assert!(!ok, "waiting on a cancelled task fails");
-    assert!(err.contains("cancelled"), "{err}");
+    assert!(
+        err.contains(&format!("the task {id} was cancelled")) && !err.contains("protocol"),
+        "{err}"
+    );
     // An unknown id is the server's -32602, said clearly.
     let (ok, _, err) = run(&["task", "get", url, "AAAAAAAAAAAAAAAAAAAAAA"]).await;
     assert!(!ok);

@@ -62,6 +62,17 @@ pub enum ClientError {
     /// The server's reply does not follow the protocol.
     #[error("protocol violation: {0}")]
     Protocol(String),
+    /// The task the call became was cancelled (by `tasks/cancel`, from
+    /// this client or another) before it completed.
+    ///
+    /// Spec: extensions/tasks#task-cancellation
+    #[error("the task {id} was cancelled{}", .message.as_deref().map(|m| format!(": {m}")).unwrap_or_default())]
+    TaskCancelled {
+        /// The task's id.
+        id: String,
+        /// Its last status message.
+        message: Option<String>,
+    },
     /// The reply's `resultType` is not one this client knows.
     ///
     /// Spec: basic/index.mdx#resulttype — an unrecognised value is invalid.

@@ -44,7 +44,7 @@ impl Client {
     ) -> Result<Answer, ClientError> {
         let created: CreateTaskResult = answer.parse("tools/call")?;
         let poll = interval(created.task.info.poll_interval_ms);
-        self.follow_task_id(created.task.info.task_id, poll, options)
+        self.follow_task_id(created.task.info.task_id, poll, options, None)
             .await
     }
 
@@ -54,6 +54,7 @@ impl Client {
         id: String,
         first_poll: Duration,
         options: &RequestOptions,
+        on_status: Option<&StatusFn>,
     ) -> Result<Answer, ClientError> {
         let mut poll = first_poll;
         let mut params = Map::new();
@@ -69,18 +70,17 @@ impl Client {
                 .await?;
             let got: GetTaskResult = Answer::Raw(raw).parse(TasksGetRequest::METHOD)?;
             poll = interval(got.task.info.poll_interval_ms);
+            if let Some(on_status) = on_status {
+                on_status(&got.task);
+            }
             let requests = match got.task.state {
                 TaskState::Completed { result } => return Ok(Answer::Value(Value::Object(result))),
                 TaskState::Failed { error } => return Err(ClientError::Rpc(error)),
                 TaskState::Cancelled => {
-                    return Err(ClientError::Protocol(format!(
-                        "the task {id} was cancelled{}",
-                        got.task
-                            .info
-                            .status_message
-                            .map(|m| format!(": {m}"))
-                            .unwrap_or_default()
-                    )));
+                    return Err(ClientError::TaskCancelled {
+                        id,
+                        message: got.task.info.status_message,
+                    });
                 }
                 TaskState::Working => continue,
                 TaskState::InputRequired { input_requests } => input_requests,
@@ -121,6 +121,9 @@ impl Client {
     }
 }
 
+/// Called with the task each time [`TaskHandle::wait`] polls it.
+type StatusFn = Arc<dyn Fn(&DetailedTask) + Send + Sync>;
+
 fn task_params(id: &str) -> Map<String, Value> {
     let mut params = Map::new();
     params.insert("taskId".into(), Value::String(id.to_owned()));
@@ -144,7 +147,7 @@ pub enum Started {
 /// the server.
 ///
 /// Spec: extensions/tasks
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct TaskHandle {
     client: Client,
     id: String,
@@ -152,6 +155,18 @@ pub struct TaskHandle {
     /// Set by [`cancel_on_drop`](Self::cancel_on_drop): cancels the task
     /// when the last clone goes, unless it ended.
     guard: Option<Arc<CancelGuard>>,
+    /// Set by [`on_status`](Self::on_status).
+    on_status: Option<StatusFn>,
+}
+
+impl std::fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHandle")
+            .field("id", &self.id)
+            .field("poll", &self.poll)
+            .field("cancel_on_drop", &self.guard.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug)]
@@ -184,6 +199,7 @@ impl Client {
             id: id.into(),
             poll: DEFAULT_POLL,
             guard: None,
+            on_status: None,
         }
     }
 
@@ -229,6 +245,15 @@ impl TaskHandle {
             id: self.id.clone(),
             ended: std::sync::atomic::AtomicBool::new(false),
         }));
+        self
+    }
+
+    /// Calls `f` with the task each time [`wait`](Self::wait) polls it
+    /// (its status, `statusMessage` and what comes with them): for a
+    /// progress display.
+    #[must_use]
+    pub fn on_status(mut self, f: impl Fn(&DetailedTask) + Send + Sync + 'static) -> Self {
+        self.on_status = Some(Arc::new(f));
         self
     }
 
@@ -296,6 +321,7 @@ impl TaskHandle {
                 self.id.clone(),
                 self.poll.min(MIN_POLL * 10),
                 &RequestOptions::default(),
+                self.on_status.as_ref(),
             )
             .await;
         self.ended();

@@ -18,6 +18,7 @@ fn record(id: &str, owner: Option<&str>, ttl_ms: u64, lease: Option<u64>) -> Tas
     TaskRecord {
         id: id.to_owned(),
         owner: owner.map(str::to_owned),
+        client: None,
         tool: "t".to_owned(),
         state: TaskState::Working,
         status_message: None,

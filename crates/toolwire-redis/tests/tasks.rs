@@ -17,6 +17,7 @@ fn record(id: &str, owner: &str, ttl_ms: u64, lease: Option<u64>) -> TaskRecord 
     TaskRecord {
         id: id.to_owned(),
         owner: Some(owner.to_owned()),
+        client: None,
         tool: "t".to_owned(),
         state: TaskState::Working,
         status_message: None,

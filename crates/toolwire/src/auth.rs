@@ -582,6 +582,7 @@ impl Authenticator {
         };
         let grant = Arc::new(Grant {
             principal: format!("{} {}", verified.issuer, verified.subject).into(),
+            client: verified.client_id.map(Into::into),
             scopes: self.policy.expand(verified.scopes),
             policy: Arc::clone(&self.policy),
         });

@@ -248,6 +248,7 @@ impl TestClient {
         let policy = Arc::new(crate::auth::scope::ScopePolicy::default());
         let grant = crate::auth::scope::Grant {
             principal: Arc::clone(&principal),
+            client: None,
             scopes: policy.expand(scopes.into_iter().map(Into::into)),
             policy,
         };

@@ -14,6 +14,7 @@
 mod client;
 pub(crate) mod harness;
 mod hostile;
+mod tasks;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -103,6 +103,7 @@ mod tests {
     fn grant(who: &str) -> Arc<Grant> {
         Arc::new(Grant {
             principal: who.into(),
+            client: None,
             scopes: Default::default(),
             policy: Arc::new(ScopePolicy::default()),
         })

@@ -78,6 +78,8 @@ impl ScopePolicy {
 #[derive(Debug)]
 pub(crate) struct Grant {
     pub(crate) principal: Arc<str>,
+    /// The client the token was issued to, if it says (`client_id`).
+    pub(crate) client: Option<Arc<str>>,
     pub(crate) scopes: HashSet<Box<str>>,
     pub(crate) policy: Arc<ScopePolicy>,
 }
@@ -142,6 +144,7 @@ mod tests {
     fn an_entry_needs_its_own_scopes_and_the_configured_ones() {
         let policy = Arc::new(policy());
         let grant = |scopes: &[&str]| Grant {
+            client: None,
             principal: "p".into(),
             scopes: policy.expand(scopes.iter().map(|s| (*s).to_owned())),
             policy: Arc::clone(&policy),

@@ -302,6 +302,16 @@ impl PreparedRequest {
         }
     }
 
+    /// The OAuth client the caller's token was issued to, when the
+    /// resource server verified one that names it.
+    pub(crate) fn client_id(&self) -> Option<&str> {
+        match &self.who {
+            #[cfg(feature = "auth")]
+            Who::Granted(grant) => grant.client.as_deref(),
+            _ => None,
+        }
+    }
+
     /// The caller's granted scopes, when the transport's resource server
     /// authenticated them: lists show only what they may use.
     #[cfg(feature = "auth")]

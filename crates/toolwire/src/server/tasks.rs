@@ -130,6 +130,8 @@ pub(crate) struct TaskStart {
     pub(crate) args: Value,
     pub(crate) meta: Arc<RequestMeta>,
     pub(crate) principal: Option<Arc<str>>,
+    /// The OAuth client of the caller's token, if it names one.
+    pub(crate) client: Option<String>,
     /// The first round's input; for a deferred call, only its round.
     pub(crate) input: RoundInput,
     /// The tool's concurrency place, held while the task runs.
@@ -268,6 +270,7 @@ impl Server {
         let record = TaskRecord {
             id: task_id.clone(),
             owner: start.principal.as_deref().map(str::to_owned),
+            client: start.client.clone(),
             tool: start.name.clone(),
             state: TaskState::Working,
             status_message: None,
@@ -420,6 +423,7 @@ impl Server {
             args,
             meta,
             principal,
+            client: _,
             input,
             place,
         } = start;
@@ -444,6 +448,10 @@ impl Server {
             }
         };
         let mut cancel_seen = false;
+        // The tool's own time limit bounds each round, as for a plain
+        // call; the task's time to live bounds them all.
+        let limit = tool.limits.timeout;
+        let mut round_ends = limit.map(|l| Instant::now() + l);
         let ended = loop {
             // Until the task expires, or a cancelled handler's grace ends.
             let mut stop_at = deadline;
@@ -467,6 +475,13 @@ impl Server {
                         Beat::Held(_) | Beat::Unknown => {}
                     },
                     () = runner.handover.cancelled() => break Err(None),
+                    () = sleep_until_some(round_ends), if !cancel_seen => {
+                        let text = super::middleware::timed_out_text(&name, limit.unwrap_or_default());
+                        break Err(Some(completed(
+                            serde_json::to_value(CallToolResult::error_text(text)),
+                            self.inner.tasks.options.max_result_bytes,
+                        )));
+                    }
                     () = tokio::time::sleep_until(stop_at) => break Err(Some(if cancel_seen {
                         Ended::Cancelled
                     } else {
@@ -515,6 +530,7 @@ impl Server {
                                 state,
                             };
                             running = spawn_round(input, &slot);
+                            round_ends = limit.map(|l| Instant::now() + l);
                         }
                         Err(ended) => break ended,
                     }
@@ -704,7 +720,12 @@ impl Server {
         let record = match store.get(&task_id).await {
             // Spec: extensions/tasks#security-considerations — another
             // principal's task reads exactly like an unknown one.
-            Ok(Some(record)) if record.owner.as_deref() == p.principal().map(|s| &**s) => record,
+            Ok(Some(record))
+                if record.owner.as_deref() == p.principal().map(|s| &**s)
+                    && record.client.as_deref() == p.client_id() =>
+            {
+                record
+            }
             Ok(_) => return not_found(),
             Err(e) => return store_failed(&e),
         };
@@ -846,6 +867,7 @@ impl Server {
             args: rerun.arguments,
             meta: Arc::new(meta),
             principal: record.owner.as_deref().map(Arc::from),
+            client: record.client.clone(),
             input: RoundInput::default(),
             place: None,
         };
@@ -902,7 +924,7 @@ impl Server {
         &self,
         id: &RequestId,
         declared: bool,
-        principal: Option<&str>,
+        (principal, client): (Option<&str>, Option<&str>),
         task: toolwire_proto::types::Task,
         route: &Value,
     ) -> Outcome {
@@ -923,7 +945,7 @@ impl Server {
             .ttl_ms
             .map_or(FORWARDED_MAX_TTL, Duration::from_millis)
             .min(FORWARDED_MAX_TTL);
-        let binding = forwarded_binding(principal);
+        let binding = forwarded_binding(principal, client);
         let sealed = match seal::seal(
             keys,
             &binding,
@@ -951,7 +973,7 @@ impl Server {
         else {
             return not_found();
         };
-        let binding = forwarded_binding(p.principal().map(|s| &**s));
+        let binding = forwarded_binding(p.principal().map(|s| &**s), p.client_id());
         let route = match seal::open(keys, &binding, sealed, std::time::SystemTime::now()) {
             Ok(opened) => opened.state,
             // Spec: extensions/tasks#security-considerations — forged,
@@ -1001,11 +1023,15 @@ const FORWARDED_PREFIX: &str = "f";
 /// The longest a forwarded task id stays valid: a week.
 const FORWARDED_MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
 
-/// What a forwarded task id is bound to: the caller alone (its own
-/// method name, so no `requestState` opens as a task id, nor one as the
-/// other).
-fn forwarded_binding(principal: Option<&str>) -> seal::Binding {
-    seal::Binding::new("tasks/forwarded", "", &Value::Null, principal)
+/// What a forwarded task id is bound to: the caller alone, principal and
+/// client (under its own method name, so no `requestState` opens as a
+/// task id, nor one as the other).
+fn forwarded_binding(principal: Option<&str>, client: Option<&str>) -> seal::Binding {
+    let caller = principal.map(|p| match client {
+        Some(c) => format!("{p}\u{0}{c}"),
+        None => p.to_owned(),
+    });
+    seal::Binding::new("tasks/forwarded", "", &Value::Null, caller.as_deref())
 }
 
 /// Lapsed tasks taken over per sweep.
@@ -1072,6 +1098,14 @@ async fn watch(server: Weak<super::ServerInner>) {
                 }
             }
         }
+    }
+}
+
+/// Sleeps until `at`, or forever without one.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 

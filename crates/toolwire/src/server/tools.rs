@@ -116,6 +116,7 @@ impl Server {
                 }
             },
         };
+        let client = p.client_id().map(str::to_owned);
         let principal = p.who.into_principal();
         if as_task {
             // A deferred call's handler runs this round as a plain call
@@ -136,6 +137,7 @@ impl Server {
                 args,
                 meta: p.meta,
                 principal,
+                client,
                 input: first,
                 place,
             };
@@ -189,7 +191,8 @@ impl Server {
         if let Ok(Forwarded::Task { task, route }) = outcome {
             let declared =
                 matches!(shape, Shape::Modern) && super::tasks::declares_tasks(cx.meta());
-            return self.forwarded_task(&id, declared, cx.principal(), task, &route);
+            let caller = (cx.principal(), client.as_deref());
+            return self.forwarded_task(&id, declared, caller, task, &route);
         }
         self.answer_call(
             Answer {

@@ -160,6 +160,7 @@ mod tests {
         TaskRecord {
             id: id.to_owned(),
             owner: Some(owner.to_owned()),
+            client: None,
             tool: "t".to_owned(),
             state: TaskState::Working,
             status_message: None,

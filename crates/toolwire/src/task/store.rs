@@ -24,6 +24,11 @@ pub struct TaskRecord {
     /// The principal the task is bound to (issuer and subject), `None`
     /// for an unauthenticated caller.
     pub owner: Option<String>,
+    /// The OAuth client the caller's token was issued to (`client_id`),
+    /// when it names one: the same principal through another client does
+    /// not see the task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
     /// The tool the task runs.
     pub tool: String,
     /// The status and what comes with it.

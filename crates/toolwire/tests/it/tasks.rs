@@ -96,6 +96,10 @@ fn server_with(options: TaskOptions) -> Server {
         no_args("big")
             .task(TaskSupport::Optional)
             .handler(|_: Value, _| async { "x".repeat(4096) }),
+        no_args("slow")
+            .task(TaskSupport::Optional)
+            .timeout(Duration::from_millis(200))
+            .handler(work),
         no_args("short_lived")
             .task(TaskSupport::Optional)
             .task_ttl(Duration::from_millis(300))
@@ -415,6 +419,29 @@ async fn tasks_are_bounded_per_principal_and_in_all_and_results_in_size() {
         .await
         .expect("plain");
     assert_eq!(r["resultType"], "complete");
+}
+
+/// The tool's own time limit bounds a task's round as it bounds a plain
+/// call: the task completes with the same `isError` result.
+#[tokio::test]
+async fn a_tools_time_limit_applies_inside_a_task() {
+    let server = server();
+    let c = client(&server, true);
+    let id = create(&c, "slow", json!({"ms": 60_000})).await;
+    let task = until(&c, &id, "completed").await;
+    assert_eq!(task["status"], "completed", "{task}");
+    assert_eq!(task["result"]["isError"], true, "{task}");
+    let text = task["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("did not finish within 200 ms"), "{task}");
+    // Within the limit, it completes as usual.
+    let id = create(&c, "slow", json!({"ms": 40})).await;
+    let task = until(&c, &id, "completed").await;
+    assert_eq!(
+        task["result"]["content"][0]["text"], "worked 40 ms",
+        "{task}"
+    );
 }
 
 #[tokio::test]

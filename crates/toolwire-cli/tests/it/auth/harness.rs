@@ -321,7 +321,10 @@ impl Toolwire {
         method: &str,
         params: Value,
     ) -> Reply {
-        let name = params["name"].as_str().map(str::to_owned);
+        let name = params["name"]
+            .as_str()
+            .or(params["taskId"].as_str())
+            .map(str::to_owned);
         let mut params = params;
         let mut meta = json!({
             "io.modelcontextprotocol/protocolVersion": VERSION,

@@ -422,7 +422,10 @@ impl Client {
 
     /// What the client knows about a tool, listing the tools first when it
     /// has not seen it. A rejected tool is an error: it must not be called.
-    async fn known_tool(&self, name: &str) -> Result<Option<Arc<KnownTool>>, ClientError> {
+    pub(crate) async fn known_tool(
+        &self,
+        name: &str,
+    ) -> Result<Option<Arc<KnownTool>>, ClientError> {
         for attempt in 0..2 {
             match self.inner.tools.lookup(name) {
                 Lookup::Known(t) => return Ok(Some(t)),
@@ -712,7 +715,7 @@ fn on_notification(
 
 /// Checks a complete, successful result against the tool's output schema.
 // Spec: server/tools.mdx#output-schema — clients SHOULD validate.
-fn check_output(tool: &KnownTool, result: &CallToolResult) -> Result<(), ClientError> {
+pub(crate) fn check_output(tool: &KnownTool, result: &CallToolResult) -> Result<(), ClientError> {
     let Some(schema) = tool.output_schema() else {
         return Ok(());
     };

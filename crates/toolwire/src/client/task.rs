@@ -157,6 +157,10 @@ pub struct TaskHandle {
     guard: Option<Arc<CancelGuard>>,
     /// Set by [`on_status`](Self::on_status).
     on_status: Option<StatusFn>,
+    /// The tool whose call became the task, when this handle was made by
+    /// [`Client::start_tool`]: its result is checked against the tool's
+    /// `outputSchema`, as a plain call's is.
+    tool: Option<String>,
 }
 
 impl std::fmt::Debug for TaskHandle {
@@ -200,6 +204,7 @@ impl Client {
             poll: DEFAULT_POLL,
             guard: None,
             on_status: None,
+            tool: None,
         }
     }
 
@@ -212,6 +217,7 @@ impl Client {
     pub async fn start_tool(&self, call: super::ToolCall) -> Result<Started, ClientError> {
         let mut call = call;
         call.options.detach_task = true;
+        let tool = call.name.clone();
         let (_, driven) = self.drive_call(call, false).await?;
         let answer = match driven {
             super::mrtr::Driven::Complete(answer) => answer,
@@ -223,6 +229,7 @@ impl Client {
             let created: CreateTaskResult = answer.parse("tools/call")?;
             let mut handle = self.task(created.task.info.task_id);
             handle.poll = interval(created.task.info.poll_interval_ms);
+            handle.tool = Some(tool);
             return Ok(Started::Task(handle));
         }
         Ok(Started::Done(answer.parse("tools/call")?))
@@ -312,8 +319,10 @@ impl TaskHandle {
 
     /// Follows the task to its end as [`Client::call_tool`] does (input
     /// answered through the client's input handlers): its result, the
-    /// JSON-RPC error it failed with, or an error saying it was
-    /// cancelled.
+    /// JSON-RPC error it failed with, or [`ClientError::TaskCancelled`]. A
+    /// handle from [`Client::start_tool`] checks the result against the
+    /// tool's `outputSchema`, as a plain call does; one made from a bare id
+    /// does not know the tool.
     pub async fn wait(&self) -> Result<CallToolResult, ClientError> {
         let answer = self
             .client
@@ -325,7 +334,13 @@ impl TaskHandle {
             )
             .await;
         self.ended();
-        answer?.parse("tools/call")
+        let result: CallToolResult = answer?.parse("tools/call")?;
+        if let Some(name) = &self.tool
+            && let Some(tool) = self.client.known_tool(name).await?
+        {
+            super::engine::check_output(&tool, &result)?;
+        }
+        Ok(result)
     }
 
     /// The task's status each time it changes, polled at the interval the

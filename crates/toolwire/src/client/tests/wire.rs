@@ -665,3 +665,46 @@ async fn encoded_results_are_passed_on_as_written() {
         "{err}"
     );
 }
+
+/// Spec: server/tools.mdx#output-schema — a task's result is checked
+/// against the tool's `outputSchema` like a plain call's, when the handle
+/// knows the tool (`start_tool`); a handle from a bare id cannot.
+#[tokio::test]
+async fn a_tasks_result_is_checked_against_the_output_schema() {
+    let tools = json!([
+        {"name": "typed", "inputSchema": {"type": "object"},
+         "outputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}}
+    ]);
+    let fake = FakeStdio::start(ClientBuilder::new().with_tasks(), move |req| {
+        let task = |status: &str| {
+            json!({"taskId": "tX", "status": status, "createdAt": "2026-12-01T00:00:00Z",
+                   "lastUpdatedAt": "2026-12-01T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 10})
+        };
+        match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(tools.clone(), 0))],
+            Some("tools/call") => {
+                let mut created = task("working");
+                created["resultType"] = json!("task");
+                vec![result(req, created)]
+            }
+            Some("tasks/get") => {
+                let mut done = task("completed");
+                done["resultType"] = json!("complete");
+                done["result"] = json!({"content": [], "structuredContent": {"n": "not a number"}});
+                vec![result(req, done)]
+            }
+            _ => vec![error(req, -32601, "no", None)],
+        }
+    });
+    let c = &fake.client;
+    let crate::client::Started::Task(handle) =
+        c.start_tool(ToolCall::new("typed")).await.expect("started")
+    else {
+        panic!("not a task")
+    };
+    let err = handle.wait().await.expect_err("invalid");
+    assert!(matches!(err, ClientError::OutputSchema { .. }), "{err}");
+    // By id alone, the tool is unknown: the result is returned unchecked.
+    let r = c.task("tX").wait().await.expect("unchecked");
+    assert_eq!(r.structured_content, Some(json!({"n": "not a number"})));
+}

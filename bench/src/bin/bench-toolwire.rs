@@ -18,14 +18,24 @@
 //!
 //! `--noop-layer` adds one middleware layer that only passes each request
 //! on (`Server::with_layer`): what the seam costs a server with one layer.
+//!
+//! `--tasks` adds `quick`, a tool that may run as a task (the Tasks
+//! extension) and answers at once, for `bench/tasks.sh`; the three tools
+//! of the comparison stay as they are.
 
 use toolwire::middleware::McpRequest;
 use toolwire::{HttpConfig, HttpService, Server, ServerConfig, Tool};
 use toolwire_bench::auth::Issuer;
 use toolwire_bench::{AddInput, AddOutput, EchoInput, Mode, NoopInput, describe};
 
-fn server() -> Server {
-    let server = Server::new(ServerConfig::new("toolwire-bench", "0.0.0"));
+fn server(tasks: bool) -> Server {
+    let mut config = ServerConfig::new("toolwire-bench", "0.0.0");
+    if tasks {
+        // Every profiled task is kept (for its time to live), by one
+        // anonymous caller: past the default bounds.
+        config = config.with_tasks(toolwire::task::TaskOptions::new().max_tasks(1 << 20, 1 << 20));
+    }
+    let server = Server::new(config);
     let tools = [
         Tool::builder("echo")
             .description(describe::ECHO)
@@ -83,9 +93,23 @@ async fn main() -> std::io::Result<()> {
     let (mode, rest) = toolwire_bench::parse_mode();
     let auth = rest.iter().any(|a| a == "--auth");
     let layered = rest.iter().any(|a| a == "--noop-layer");
-    let server = || match layered {
-        true => server().with_layer(PassOn),
-        false => server(),
+    let tasks = rest.iter().any(|a| a == "--tasks");
+    let server = || {
+        let server = match layered {
+            true => server(tasks).with_layer(PassOn),
+            false => server(tasks),
+        };
+        if tasks {
+            let quick = Tool::builder("quick")
+                .description("Answers at once; runs as a task for a client that declares them.")
+                .input::<NoopInput>()
+                .task(toolwire::task::TaskSupport::Optional)
+                .handler(|_: NoopInput, _| async move { "ok" });
+            server
+                .add_tool(quick.expect("valid tool"))
+                .expect("unique tool");
+        }
+        server
     };
     match mode {
         Mode::Stdio if auth => Err(std::io::Error::other("--auth is for --http")),

@@ -469,7 +469,7 @@ impl Server {
                         cancel_seen = true;
                         stop_at = deadline.min(Instant::now() + CANCEL_GRACE);
                     }
-                    _ = beat.tick() => match self.beat(&task_id).await {
+                    _ = beat.tick() => match Box::pin(self.beat(&task_id)).await {
                         Beat::Held(record) if record.cancel_requested => runner.cancel.cancel(),
                         Beat::Lost => break Err(None),
                         Beat::Held(_) | Beat::Unknown => {}
@@ -520,7 +520,9 @@ impl Server {
                         runner: &runner,
                         deadline,
                     };
-                    match self.task_input(wait, &meta, ir, &mut keys, &mut beat).await {
+                    // Boxed, as the other rare waits: a live task's future
+                    // stays small.
+                    match Box::pin(self.task_input(wait, &meta, ir, &mut keys, &mut beat)).await {
                         Ok((responses, state)) => {
                             round += 1;
                             let input = RoundInput {
@@ -539,7 +541,7 @@ impl Server {
             }
         };
         if let Some(ended) = ended {
-            self.record_end(&task_id, ended, deadline).await;
+            Box::pin(self.record_end(&task_id, ended, deadline)).await;
         }
         if let Ok(mut runners) = self.inner.tasks.runners.lock() {
             runners.remove(&task_id);

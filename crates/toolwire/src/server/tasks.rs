@@ -733,7 +733,7 @@ impl Server {
         };
         match p.method {
             Method::TasksGet => {
-                let result = GetTaskResult::new(record.detailed());
+                let result = GetTaskResult::new(record.into_detailed());
                 self.respond_with_meta(Shape::Modern, &p.id, &result)
             }
             Method::TasksUpdate => {
@@ -1141,13 +1141,32 @@ fn completed(result: serde_json::Result<Value>, max: usize) -> Ended {
         }
     };
     object.remove("resultType");
-    let size = serde_json::to_vec(&object).map_or(usize::MAX, |v| v.len());
+    // Measured without writing it out.
+    let mut size = ByteCount(0);
+    let size = match serde_json::to_writer(&mut size, &object) {
+        Ok(()) => size.0,
+        Err(_) => usize::MAX,
+    };
     if size > max {
         return Ended::Failed(ErrorObject::internal(format!(
             "the tool's result is {size} bytes, over the {max} bytes a task may store"
         )));
     }
     Ended::Completed(object)
+}
+
+/// Counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn handler_stopped(e: &JoinError) -> HandlerError {

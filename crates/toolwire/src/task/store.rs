@@ -295,18 +295,32 @@ impl TaskRecord {
         applied
     }
 
+    /// The task as `tasks/get` and `notifications/tasks` show it, the
+    /// record consumed (its result is moved, not copied).
+    pub fn into_detailed(self) -> DetailedTask {
+        let info = self.info();
+        DetailedTask {
+            state: self.state,
+            info,
+        }
+    }
+
     /// The task as `tasks/get` and `notifications/tasks` show it.
     pub fn detailed(&self) -> DetailedTask {
         DetailedTask {
             state: self.state.clone(),
-            info: TaskInfo {
-                task_id: self.id.clone(),
-                status_message: self.status_message.clone(),
-                created_at: super::time::rfc3339(self.created_ms),
-                last_updated_at: super::time::rfc3339(self.updated_ms),
-                ttl_ms: Some(self.ttl_ms),
-                poll_interval_ms: Some(self.poll_interval_ms),
-            },
+            info: self.info(),
+        }
+    }
+
+    fn info(&self) -> TaskInfo {
+        TaskInfo {
+            task_id: self.id.clone(),
+            status_message: self.status_message.clone(),
+            created_at: super::time::rfc3339(self.created_ms),
+            last_updated_at: super::time::rfc3339(self.updated_ms),
+            ttl_ms: Some(self.ttl_ms),
+            poll_interval_ms: Some(self.poll_interval_ms),
         }
     }
 }

@@ -304,10 +304,10 @@ impl PreparedRequest {
 
     /// The OAuth client the caller's token was issued to, when the
     /// resource server verified one that names it.
-    pub(crate) fn client_id(&self) -> Option<&str> {
+    pub(crate) fn client_id(&self) -> Option<&Arc<str>> {
         match &self.who {
             #[cfg(feature = "auth")]
-            Who::Granted(grant) => grant.client.as_deref(),
+            Who::Granted(grant) => grant.client.as_ref(),
             _ => None,
         }
     }

@@ -4,7 +4,8 @@
 //! [`RequestContext::continue_as_task`] through [`Server::call_deferred`]),
 //! the runner that drives its handler round after round
 //! ([`Server::drive`]), and `tasks/get`, `tasks/update` and `tasks/cancel`
-//! ([`Server::task_method`]).
+//! ([`Server::task_method`]); tasks passed through from another server are
+//! in [`forward`].
 //!
 //! The handler is the same code as for a plain call. A round that answers
 //! [`InputRequired`] moves the task to `input_required` with the requests
@@ -16,6 +17,9 @@
 //!
 //! Spec: extensions/tasks
 
+mod forward;
+mod replicas;
+
 use super::Server;
 use super::accept::{Prepared, RawParams};
 use super::era::Era;
@@ -26,18 +30,14 @@ use super::tools::{Answer, checked_result};
 use crate::bus::BusEvent;
 use crate::context::{Outbound, RequestContext, StatusSlot};
 use crate::handler::{HandlerError, HandlerOutput, wire_millis};
-use crate::mrtr::seal;
 use crate::mrtr::{self, InputRequired, RoundInput};
 use crate::task::time::now_ms;
-use crate::task::{
-    Change, Ended, Lease, Rerun, StoreError, TaskOptions, TaskRecord, TaskReply, TaskRequest,
-    TaskSupport,
-};
+use crate::task::{Change, Ended, Lease, Rerun, StoreError, TaskOptions, TaskRecord, TaskSupport};
 use crate::tool::{Forwarded, ToolInner};
 use serde_json::{Map, Value, json};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit, oneshot};
 use tokio::task::{JoinError, JoinHandle};
@@ -131,7 +131,7 @@ pub(crate) struct TaskStart {
     pub(crate) meta: Arc<RequestMeta>,
     pub(crate) principal: Option<Arc<str>>,
     /// The OAuth client of the caller's token, if it names one.
-    pub(crate) client: Option<String>,
+    pub(crate) client: Option<Arc<str>>,
     /// The first round's input; for a deferred call, only its round.
     pub(crate) input: RoundInput,
     /// The tool's concurrency place, held while the task runs.
@@ -270,7 +270,7 @@ impl Server {
         let record = TaskRecord {
             id: task_id.clone(),
             owner: start.principal.as_deref().map(str::to_owned),
-            client: start.client.clone(),
+            client: start.client.as_deref().map(str::to_owned),
             tool: start.name.clone(),
             state: TaskState::Working,
             status_message: None,
@@ -714,7 +714,7 @@ impl Server {
                 p.method
             )));
         };
-        if let Some(sealed) = task_id.strip_prefix(FORWARDED_PREFIX) {
+        if let Some(sealed) = task_id.strip_prefix(forward::FORWARDED_PREFIX) {
             return self.forwarded_task_method(p, &task_id, sealed).await;
         }
         self.watch_tasks();
@@ -724,7 +724,7 @@ impl Server {
             // principal's task reads exactly like an unknown one.
             Ok(Some(record))
                 if record.owner.as_deref() == p.principal().map(|s| &**s)
-                    && record.client.as_deref() == p.client_id() =>
+                    && record.client.as_deref() == p.client_id().map(|c| &**c) =>
             {
                 record
             }
@@ -786,320 +786,12 @@ impl Server {
         }
     }
 
-    /// On a shared store, starts this server's watcher once: pokes from
-    /// other replicas reach the runners here, and tasks whose replica
-    /// stopped are taken over. It holds the server weakly, and ends with
-    /// it.
-    fn watch_tasks(&self) {
-        let tasks = &self.inner.tasks;
-        if !tasks.shared() || tasks.watching.swap(true, Ordering::Relaxed) {
-            return;
-        }
-        tokio::spawn(watch(Arc::downgrade(&self.inner)));
-    }
-
-    /// A poke from the bus: if the task runs here, its runner re-reads it.
-    async fn poked(&self, task_id: &str) {
-        let Some(runner) = self.inner.tasks.runner(task_id) else {
-            return;
-        };
-        match self.inner.tasks.options.store.get(task_id).await {
-            Ok(Some(record)) if record.cancel_requested => runner.cancel.cancel(),
-            _ => runner.wake.notify_one(),
-        }
-    }
-
-    /// Takes over the tasks whose lease lapsed: a re-runnable tool's runs
-    /// again here, any other ends `failed`, saying its replica stopped.
-    /// `false` if the store did not answer.
-    async fn sweep(&self) -> bool {
-        let store = Arc::clone(&self.inner.tasks.options.store);
-        let now = now_ms();
-        let Ok(lapsed) = store.lapsed(now, SWEEP_BATCH).await else {
-            return false;
-        };
-        for task_id in lapsed {
-            if self.rerun(&task_id).await {
-                continue;
-            }
-            if let Ok(Some((_, applied))) = store.change(&task_id, Change::Abandon, now).await
-                && applied.changed
-            {
-                tracing::info!(task = %task_id, "a task's replica stopped; the task ended failed");
-                self.task_changed(&task_id);
-            }
-        }
-        true
-    }
-
-    /// Claims a lapsed task of a re-runnable tool this server has, and
-    /// runs its call again from the start; `false` if it is not one.
-    async fn rerun(&self, task_id: &str) -> bool {
-        let tasks = &self.inner.tasks;
-        let store = &tasks.options.store;
-        let Ok(Some(record)) = store.get(task_id).await else {
-            return false;
-        };
-        let Some(rerun) = record.rerun.clone() else {
-            return false;
-        };
-        let Some(handle) = self.inner.tools.snapshot().get(&record.tool).cloned() else {
-            return false;
-        };
-        if !handle.inner.task.rerun || tasks.closing.load(Ordering::Relaxed) {
-            return false;
-        }
-        let Ok(meta) = serde_json::from_value::<RequestMeta>(rerun.meta) else {
-            return false;
-        };
-        let claim = Change::Claim {
-            holder: tasks.replica.clone(),
-            until_ms: tasks.lease_until(),
-        };
-        match store.change(task_id, claim, now_ms()).await {
-            Ok(Some((_, applied))) if applied.held => {}
-            _ => return false,
-        }
-        tracing::info!(task = %task_id, tool = %record.tool, "a task's replica stopped; running its call again here");
-        let runner = self.add_runner(task_id);
-        let start = TaskStart {
-            tool: Arc::clone(&handle.inner),
-            name: record.tool.clone(),
-            id: RequestId::String(format!("rerun-{task_id}").into()),
-            args: rerun.arguments,
-            meta: Arc::new(meta),
-            principal: record.owner.as_deref().map(Arc::from),
-            client: record.client.clone(),
-            input: RoundInput::default(),
-            place: None,
-        };
-        let left = record.expires_ms().saturating_sub(now_ms());
-        let deadline = Instant::now() + Duration::from_millis(left);
-        tokio::spawn(
-            self.clone()
-                .drive(task_id.to_owned(), start, runner, None, deadline),
-        );
-        true
-    }
-
-    /// Shutting down: takes no new task, lets the running ones finish for
-    /// up to `grace`, then hands the rest over. On a shared store their
-    /// leases lapse at once, so another replica ends them `failed` or runs
-    /// them again; on a store of this replica alone they end `failed`.
-    pub async fn hand_over_tasks(&self, grace: Duration) {
-        let tasks = &self.inner.tasks;
-        tasks.closing.store(true, Ordering::Relaxed);
-        let until = Instant::now() + grace;
-        while !tasks.running().is_empty() && Instant::now() < until {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let left: Vec<String> = tasks
-            .runners
-            .lock()
-            .map(|r| r.keys().cloned().collect())
-            .unwrap_or_default();
-        for task_id in left {
-            if let Some(runner) = tasks.runner(&task_id) {
-                runner.handover.cancel();
-            }
-            let store = &tasks.options.store;
-            let now = now_ms();
-            let _ = if tasks.shared() {
-                let release = Change::Release {
-                    holder: tasks.replica.clone(),
-                };
-                store.change(&task_id, release, now).await
-            } else {
-                let lost = Change::Finish(Ended::Failed(crate::task::runner_lost()));
-                store.change(&task_id, lost, now).await
-            };
-            self.task_changed(&task_id);
-        }
-    }
-
-    /// A forwarding tool's task: the `CreateTaskResult` under an id that
-    /// seals `route` and the caller's principal, for a request that
-    /// declared the extension.
-    ///
-    /// Spec: extensions/tasks#capability-negotiation, #security-considerations
-    pub(crate) fn forwarded_task(
-        &self,
-        id: &RequestId,
-        declared: bool,
-        (principal, client): (Option<&str>, Option<&str>),
-        task: toolwire_proto::types::Task,
-        route: &Value,
-    ) -> Outcome {
-        if !declared || self.inner.config.task_forwarder.is_none() {
-            return Outcome::error(ErrorObject::internal(
-                "a forwarding tool returned a task, but the request did not declare the Tasks extension or the server has no task forwarder",
-            ));
-        }
-        let Some(keys) = self.state_keys() else {
-            return Outcome::error(ErrorObject::internal(
-                "the server has no requestState keyring to seal a forwarded task id with",
-            ));
-        };
-        // The id lives as long as the task may; one without a time to live
-        // gets a week.
-        let ttl = task
-            .info
-            .ttl_ms
-            .map_or(FORWARDED_MAX_TTL, Duration::from_millis)
-            .min(FORWARDED_MAX_TTL);
-        let binding = forwarded_binding(principal, client);
-        let sealed = match seal::seal(
-            keys,
-            &binding,
-            0,
-            Vec::new(),
-            route,
-            ttl,
-            std::time::SystemTime::now(),
-        ) {
-            Ok(sealed) => sealed,
-            Err(e) => {
-                crate::log_limit::error_limited!("sealing a forwarded task id failed: {e}");
-                return Outcome::error(ErrorObject::internal("could not seal the task id"));
-            }
-        };
-        let mut task = task;
-        task.info.task_id = format!("{FORWARDED_PREFIX}{sealed}");
-        self.respond_with_meta(Shape::Modern, id, &CreateTaskResult::new(task))
-    }
-
-    /// `tasks/*` for a forwarded task: the sealed route opened (or the
-    /// task is unknown) and handed to the forwarder.
-    async fn forwarded_task_method(&self, mut p: Prepared, task_id: &str, sealed: &str) -> Outcome {
-        let (Some(forwarder), Some(keys)) = (&self.inner.config.task_forwarder, self.state_keys())
-        else {
-            return not_found();
-        };
-        let binding = forwarded_binding(p.principal().map(|s| &**s), p.client_id());
-        let route = match seal::open(keys, &binding, sealed, std::time::SystemTime::now()) {
-            Ok(opened) => opened.state,
-            // Spec: extensions/tasks#security-considerations — forged,
-            // expired or someone else's: all read as unknown.
-            Err(why) => {
-                tracing::debug!("a forwarded task id was refused: {why}");
-                return not_found();
-            }
-        };
-        let request = match p.method {
-            Method::TasksGet => TaskRequest::Get,
-            Method::TasksCancel => TaskRequest::Cancel,
-            Method::TasksUpdate => match p.params.input_responses.take().map(|b| *b) {
-                Some(Value::Object(responses)) => TaskRequest::Update(responses),
-                _ => {
-                    return Outcome::error(ErrorObject::invalid_params(
-                        "tasks/update needs params.inputResponses, an object keyed like the task's inputRequests",
-                    ));
-                }
-            },
-            _ => return Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
-        };
-        match forwarder.forward(&route, request, &p.meta).await {
-            Ok(TaskReply::Task(mut task)) => {
-                task.info.task_id = task_id.to_owned();
-                self.respond_with_meta(Shape::Modern, &p.id, &GetTaskResult::new(task))
-            }
-            Ok(TaskReply::Ack) => self.ack(&p.id),
-            Ok(TaskReply::Unknown) => not_found(),
-            Err(e) => Outcome::error(e),
-        }
-    }
-
     fn ack(&self, id: &RequestId) -> Outcome {
         let ack = TaskAck {
             result_type: ResultType::Complete,
             meta: None,
         };
         self.respond_with_meta(Shape::Modern, id, &ack)
-    }
-}
-
-/// The first character of a forwarded task's id; the server's own ids
-/// start with `t`.
-const FORWARDED_PREFIX: &str = "f";
-
-/// The longest a forwarded task id stays valid: a week.
-const FORWARDED_MAX_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// What a forwarded task id is bound to: the caller alone, principal and
-/// client (under its own method name, so no `requestState` opens as a
-/// task id, nor one as the other).
-fn forwarded_binding(principal: Option<&str>, client: Option<&str>) -> seal::Binding {
-    let caller = principal.map(|p| match client {
-        Some(c) => format!("{p}\u{0}{c}"),
-        None => p.to_owned(),
-    });
-    seal::Binding::new("tasks/forwarded", "", &Value::Null, caller.as_deref())
-}
-
-/// Lapsed tasks taken over per sweep.
-const SWEEP_BATCH: usize = 64;
-
-/// How often a replica looks for lapsed leases.
-const SWEEP_EVERY: Duration = Duration::from_millis(500);
-
-/// Every how many sweeps a replica deletes the expired tasks of a shared
-/// store (every minute).
-const PURGE_EVERY_SWEEPS: u32 = 120;
-
-/// The watcher of one server on a shared store: routes pokes from the bus
-/// to this replica's runners, sweeps lapsed leases and, every minute,
-/// deletes expired tasks the store does not drop by itself. After the store
-/// failed to answer, it waits one lease before taking anything over, so
-/// that runners alive through the outage renew first.
-async fn watch(server: Weak<super::ServerInner>) {
-    use futures_util::StreamExt as _;
-    let Some(inner) = server.upgrade() else {
-        return;
-    };
-    let mut events = inner.bus.subscribe();
-    let lease = inner.tasks.options.lease;
-    drop(inner);
-    let mut sweep = tokio::time::interval(SWEEP_EVERY);
-    sweep.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut quiet_until: Option<Instant> = None;
-    let mut bus_open = true;
-    let mut sweeps: u32 = 0;
-    loop {
-        tokio::select! {
-            event = events.next(), if bus_open => {
-                let Some(inner) = server.upgrade() else { return };
-                match event {
-                    Some(BusEvent::TaskChanged { task_id }) => {
-                        Server { inner }.poked(&task_id).await;
-                    }
-                    Some(_) => {}
-                    None => bus_open = false,
-                }
-            }
-            _ = sweep.tick() => {
-                let Some(inner) = server.upgrade() else { return };
-                let server = Server { inner };
-                if quiet_until.is_some_and(|t| Instant::now() < t) {
-                    // Only checking that the store answers again.
-                    if server.inner.tasks.options.store.lapsed(now_ms(), 0).await.is_err() {
-                        quiet_until = Some(Instant::now() + lease);
-                    }
-                    continue;
-                }
-                if !server.sweep().await {
-                    quiet_until = Some(Instant::now() + lease);
-                    continue;
-                }
-                sweeps = (sweeps + 1) % PURGE_EVERY_SWEEPS;
-                if sweeps == 0 {
-                    match server.inner.tasks.options.store.purge(now_ms()).await {
-                        Ok(0) => {}
-                        Ok(gone) => tracing::debug!(gone, "expired tasks deleted"),
-                        Err(e) => tracing::debug!(error = %e, "deleting expired tasks failed"),
-                    }
-                }
-            }
-        }
     }
 }
 

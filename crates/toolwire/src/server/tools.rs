@@ -116,7 +116,8 @@ impl Server {
                 }
             },
         };
-        let client = p.client_id().map(str::to_owned);
+        // A reference count, not a copy: every call passes here.
+        let client = p.client_id().cloned();
         let principal = p.who.into_principal();
         if as_task {
             // A deferred call's handler runs this round as a plain call

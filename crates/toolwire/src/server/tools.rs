@@ -142,8 +142,10 @@ impl Server {
                 input: first,
                 place,
             };
+            // Boxed: a task's creation would otherwise size every call's
+            // future (and be copied with it).
             return match deferred {
-                None => self.start_task(start, None).await,
+                None => Box::pin(self.start_task(start, None)).await,
                 Some(input) => {
                     let call = DeferredCall {
                         start,
@@ -154,7 +156,7 @@ impl Server {
                         kept,
                         raw,
                     };
-                    self.call_deferred(call).await
+                    Box::pin(self.call_deferred(call)).await
                 }
             };
         }

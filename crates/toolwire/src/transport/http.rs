@@ -20,6 +20,7 @@ mod early;
 mod h2;
 mod handle;
 mod head;
+mod head_timer;
 mod legacy;
 mod listen;
 mod negotiate;

@@ -480,14 +480,19 @@ impl HttpService {
         };
         let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
         let Some(mut notes) = notes else {
-            let handler = pin!(execute(run, &id));
+            let mut handler = pin!(execute(run, &id));
             // Declared after the handler, so dropped (cancelling) before it.
             let guard = token.drop_guard();
-            let outcome = match deadline {
-                Some((at, after)) => tokio::time::timeout_at(at, handler)
+            // Most handlers answer on their first poll: the timer (a wheel
+            // entry) is made only for one that waits, with the deadline
+            // taken before that poll.
+            let first = poll_fn(|cx| Poll::Ready(handler.as_mut().poll(cx))).await;
+            let outcome = match (first, deadline) {
+                (Poll::Ready(answer), _) => Ok(answer),
+                (Poll::Pending, Some((at, after))) => tokio::time::timeout_at(at, handler)
                     .await
                     .map_err(|_| after),
-                None => Ok(handler.await),
+                (Poll::Pending, None) => Ok(handler.await),
             };
             return match outcome {
                 Ok(answer) => {

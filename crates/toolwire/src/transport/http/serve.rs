@@ -4,13 +4,14 @@
 //! address), backing off when out of file descriptors, and graceful
 //! shutdown with a bounded grace period.
 
+use super::head_timer::HeadTimer;
 use super::peers::{self, Kind, Peers};
 use super::timed_io::WriteTimeout;
 use super::{HttpConfig, HttpService};
 use crate::log_limit;
 use crate::server::Server;
 use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use std::future::Future;
 use std::io;
 use std::pin::pin;
@@ -73,9 +74,10 @@ where
     let grace = service.config().shutdown_grace;
     let mut builder = http1::Builder::new();
     builder
-        .timer(TokioTimer::new())
         // Slowloris defence for the head (and the idle time between
-        // requests); the body has its own timeout in the service.
+        // requests); the body has its own timeout in the service. Each
+        // connection gets its own timer (below): one wheel entry per
+        // connection rather than one per request.
         .header_read_timeout(service.config().read_timeout)
         .keep_alive(true);
     let stop = CancellationToken::new();
@@ -130,7 +132,7 @@ where
                             tls.clone(),
                             stream,
                             service.for_peer(counts),
-                            builder.clone(),
+                            builder.clone().timer(HeadTimer::new()).clone(),
                             stop,
                         );
                         connections.spawn(async move {
@@ -139,7 +141,10 @@ where
                         });
                         continue;
                     }
-                    let conn = builder.serve_connection(TokioIo::new(stream), service.for_peer(counts));
+                    let conn = builder
+                        .clone()
+                        .timer(HeadTimer::new())
+                        .serve_connection(TokioIo::new(stream), service.for_peer(counts));
                     connections.spawn(async move {
                         let _held = (slot, held);
                         let mut conn = pin!(conn);

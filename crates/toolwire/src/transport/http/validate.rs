@@ -7,7 +7,7 @@
 
 use super::names;
 use crate::server::{Prepared, Server};
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::{HeaderMap, HeaderValue};
 use serde_json::{Value, json};
 use std::borrow::Cow;
 use toolwire_proto::ErrorObject;
@@ -28,11 +28,12 @@ pub(crate) fn check_metadata_headers(
     // Spec: basic/transports/streamable-http.mdx#protocol-version-header —
     // this revision does not serve pre-2025-06-18 clients, so a missing
     // header is a validation failure.
-    let version = required_plain(headers, &names::PROTOCOL_VERSION, PROTOCOL_VERSION)?;
+    let found = Metadata::find(headers);
+    let version = required_plain(found.version, PROTOCOL_VERSION)?;
     compare(PROTOCOL_VERSION, version, p.protocol_version())?;
 
     // Spec: basic/transports/streamable-http.mdx#standard-request-headers
-    let method = required_plain(headers, &names::METHOD, METHOD)?;
+    let method = required_plain(found.method, METHOD)?;
     compare(METHOD, method, p.method.as_str())?;
 
     let source = match p.method {
@@ -45,7 +46,7 @@ pub(crate) fn check_metadata_headers(
         _ => None,
     };
     if let Some((field, body)) = source {
-        let Some(raw) = one(headers, &names::NAME, NAME)? else {
+        let Some(raw) = found.name.only(NAME)? else {
             return Err(missing(NAME));
         };
         // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
@@ -129,21 +130,74 @@ fn one<'h, K: http::header::AsHeaderName>(
     match (values.next(), values.next()) {
         (None, _) => Ok(None),
         (Some(v), None) => Ok(Some(v)),
-        (Some(_), Some(_)) => Err(mismatch(
-            name,
-            format!("Header mismatch: {name} header must appear once but appears more than once"),
-        )),
+        (Some(_), Some(_)) => Err(repeated(name)),
+    }
+}
+
+fn repeated(name: &str) -> ErrorObject {
+    mismatch(
+        name,
+        format!("Header mismatch: {name} header must appear once but appears more than once"),
+    )
+}
+
+/// How often a header appears, and its value when once.
+#[derive(Clone, Copy, Default)]
+enum Found<'h> {
+    #[default]
+    Absent,
+    Once(&'h HeaderValue),
+    Repeated,
+}
+
+impl<'h> Found<'h> {
+    fn add(&mut self, value: &'h HeaderValue) {
+        *self = match self {
+            Self::Absent => Self::Once(value),
+            Self::Once(_) | Self::Repeated => Self::Repeated,
+        };
+    }
+
+    /// As [`one`] answers.
+    fn only(self, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
+        match self {
+            Self::Absent => Ok(None),
+            Self::Once(v) => Ok(Some(v)),
+            Self::Repeated => Err(repeated(name)),
+        }
+    }
+}
+
+/// The request-metadata headers every request has, found in one walk over
+/// the headers: a lookup of a custom header name hashes it, and three of
+/// them cost more than the walk.
+#[derive(Default)]
+struct Metadata<'h> {
+    version: Found<'h>,
+    method: Found<'h>,
+    name: Found<'h>,
+}
+
+impl<'h> Metadata<'h> {
+    fn find(headers: &'h HeaderMap) -> Self {
+        let mut found = Self::default();
+        for (key, value) in headers {
+            let slot = match key.as_str() {
+                k if k == names::PROTOCOL_VERSION.as_str() => &mut found.version,
+                k if k == names::METHOD.as_str() => &mut found.method,
+                k if k == names::NAME.as_str() => &mut found.name,
+                _ => continue,
+            };
+            slot.add(value);
+        }
+        found
     }
 }
 
 /// A required header that takes no Base64 sentinel, with surrounding
 /// spaces and tabs removed.
-fn required_plain<'h>(
-    headers: &'h HeaderMap,
-    key: &HeaderName,
-    name: &str,
-) -> Result<&'h str, ErrorObject> {
-    let Some(value) = one(headers, key, name)? else {
+fn required_plain<'h>(found: Found<'h>, name: &str) -> Result<&'h str, ErrorObject> {
+    let Some(value) = found.only(name)? else {
         return Err(missing(name));
     };
     // Spec: basic/transports/streamable-http.mdx#server-validation — only

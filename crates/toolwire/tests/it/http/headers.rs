@@ -114,6 +114,13 @@ async fn duplicated_standard_header_is_rejected() {
         &echo().add("Mcp-Name", "echo").send(s.addr).await,
         "Mcp-Name",
     );
+    assert_mismatch(
+        &echo()
+            .add("MCP-Protocol-Version", "2026-07-28")
+            .send(s.addr)
+            .await,
+        "MCP-Protocol-Version",
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

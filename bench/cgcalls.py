@@ -60,7 +60,7 @@ def main():
                 k = (bn[(caller, c)] - an.get((caller, c), 0)) / n
                 if k >= 0.05:
                     rows.append((k, (ir - ac.get((caller, c), 0)) / n, caller))
-            for k, ir, caller in sorted(rows, reverse=True)[:15]:
+            for k, ir, caller in sorted(rows, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
                 print(f"          {k:6.2f} calls {ir:8.0f} Ir  from {caller[:140]}")
 
 main()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The benchmark suite of issue 7: builds the floor, rmcp and toolwire servers
-# and the load generator in release, then runs them side by side.
+# The benchmark suite of issue 7: builds the floor, rmcp and toolwire servers,
+# the load generator and the toolwire CLI in release, then runs them side by
+# side.
 #
 #   bench/run.sh                 one round (~2.5 min): HTTP at 1/16/64 connections
 #                                and stdio with 64 in flight, echo/add/list each
@@ -9,28 +10,36 @@
 #
 # Any other option goes to `loadgen suite` (or `loadgen soak`), e.g.
 #   --duration 3 --warmup 0.5 --conns 1,16,64 --inflight 64 --paths echo,add,list
-#   --servers floor,rmcp,toolwire,toolwire-plain --no-stdio --no-http
-# The servers run pinned to CPU 0 (taskset -c 0), the load generator to CPU 1.
+#   --servers floor,rmcp,toolwire,toolwire-plain,toolwire-cli,proxy-haproxy --no-stdio --no-http
+#   --driver loadgen,wrk   HTTP cells driven by loadgen, then by wrk (default: loadgen)
+# The servers run pinned to CPU 0 (taskset -c 0), the load generator (and wrk)
+# to CPU 1. toolwire-cli is `toolwire serve` with its defaults; proxy-haproxy
+# needs haproxy, the wrk driver wrk (each is skipped, saying so, if missing).
 # Results go to bench/results/ (report-*.md, cells-*.jsonl, latest.md).
+# CARGO_TARGET_DIR, if set, is used instead of bench/target.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$here"
-export CARGO_TARGET_DIR="$here/target"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
 
 mode=suite
 args=()
 for a in "$@"; do
   case "$a" in
     --soak) mode=soak ;;
-    -h|--help) sed -n '2,17p' "$here/run.sh"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$here/run.sh"; exit 0 ;;
     *) args+=("$a") ;;
   esac
 done
 
 echo "== building (release)" >&2
 nice -n 10 cargo build --release --bins 1>&2
+# The `toolwire` CLI of the toolwire-cli server kind, from the main
+# workspace (its own lock file), into the same target directory.
+nice -n 10 cargo build --release --locked --manifest-path "$here/../Cargo.toml" -p toolwire-cli 1>&2
 test -x "$CARGO_TARGET_DIR/release/loadgen" || { echo "build failed" >&2; exit 1; }
+test -x "$CARGO_TARGET_DIR/release/toolwire" || { echo "build of the toolwire CLI failed" >&2; exit 1; }
 
 {
   echo "== machine"

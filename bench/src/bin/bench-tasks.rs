@@ -295,6 +295,7 @@ impl Drop for Proc {
 }
 
 async fn start(program: &str, args: &[&str], port: u16, dir: std::path::PathBuf) -> Proc {
+    // Owned by the guard at once, so that a panic below still kills it.
     let child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -304,12 +305,13 @@ async fn start(program: &str, args: &[&str], port: u16, dir: std::path::PathBuf)
         .unwrap_or_else(|e| {
             panic!("cannot run {program}: {e} (scripts/scale-install installs it)")
         });
+    let proc = Proc(child, dir);
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            return Proc(child, dir);
+            return proc;
         }
         tokio::time::sleep(Duration::from_millis(25)).await;
     }

@@ -226,7 +226,6 @@ impl Server {
             kept,
             raw,
         } = a;
-        let (id, name) = (id.clone(), name.to_owned());
         let outcome = match outcome {
             Ok(Forwarded::Output(output)) => Ok(output),
             // Spec: basic/patterns/mrtr.mdx — a forwarded result is already
@@ -234,13 +233,13 @@ impl Server {
             // read and re-encoded.
             Ok(Forwarded::Json(json)) => match shape {
                 Shape::Modern => {
-                    let outcome = match self.respond(shape, &id, &json) {
+                    let outcome = match self.respond(shape, id, &json) {
                         Outcome::Complete(body) if forwarded_is_error(&json) => {
                             Outcome::Failed(body)
                         }
                         outcome => outcome,
                     };
-                    return self.capped(outcome, tool.limits.result_bytes, shape, &id, &name);
+                    return self.capped(outcome, tool.limits.result_bytes, shape, id, name);
                 }
                 Shape::Legacy(_) => serde_json::from_str::<CallToolResult>(json.get())
                     .map(HandlerOutput::Complete)
@@ -263,18 +262,18 @@ impl Server {
                     (Some(args), _) => args,
                     (None, raw) => raw.as_ref().map(RawParams::arguments).unwrap_or_default(),
                 };
-                self.input_required(round, ir, &name, &args)
+                self.input_required(round, ir, name, &args)
             }
             Ok(HandlerOutput::Complete(result)) => {
-                let result = match checked_result(tool, &name, result) {
+                let result = match checked_result(tool, name, result) {
                     Ok(result) => result,
                     Err(e) => return Outcome::error(e),
                 };
-                let outcome = self.complete(shape, &id, result);
-                self.capped(outcome, tool.limits.result_bytes, shape, &id, &name)
+                let outcome = self.complete(shape, id, result);
+                self.capped(outcome, tool.limits.result_bytes, shape, id, name)
             }
             Err(HandlerError::Failed(text)) => {
-                self.complete(shape, &id, CallToolResult::error_text(text))
+                self.complete(shape, id, CallToolResult::error_text(text))
             }
             Err(e) => Outcome::error(e.into_error_object()),
         }

@@ -11,6 +11,7 @@
 //! `Accept: application/json, text/event-stream`.
 
 pub mod auth;
+pub mod client;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -33,6 +33,7 @@ use toolwire::testing::TestClient;
 use toolwire::{
     ElicitAnswer, InputRequired, RequestContext, Server, ServerConfig, Tool, ToolResult,
 };
+use toolwire_bench::client::{self, Http};
 
 const TASKS: &str = "io.modelcontextprotocol/tasks";
 
@@ -76,76 +77,18 @@ async fn call(c: &TestClient, tool: &str) -> Value {
         .expect("tools/call")
 }
 
-/// This process's CPU time (user + system), from /proc.
+/// This process's CPU time, every thread's.
 fn cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let ticks: u64 =
-        fields[11].parse::<u64>().unwrap_or(0) + fields[12].parse::<u64>().unwrap_or(0);
-    // USER_HZ is 100 on Linux.
-    Duration::from_millis(ticks * 10)
+    client::cpu(Some(std::process::id()))
 }
 
-/// Resident memory, in bytes, from /proc.
+/// This process's resident memory, in bytes.
 fn rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        * 1024
+    client::rss(None, false)
 }
 
-/// One keep-alive HTTP/1.1 connection to an MCP endpoint.
-struct Http {
-    send: hyper::client::conn::http1::SendRequest<http_body_util::Full<bytes::Bytes>>,
-    url: String,
-}
-
-impl Http {
-    async fn connect(addr: &str) -> Self {
-        let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        let (send, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .expect("handshake");
-        tokio::spawn(conn);
-        Self {
-            send,
-            url: format!("http://{addr}/mcp"),
-        }
-    }
-
-    /// A 2026-07-28 request; its result.
-    async fn post(&mut self, method: &str, name: &str, params: Value, tasks: bool) -> Value {
-        use http_body_util::BodyExt as _;
-        let mut params = params;
-        params["_meta"] = json!({
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": capabilities(tasks),
-        });
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
-        let req = hyper::Request::post(&self.url)
-            .header("Host", "127.0.0.1")
-            .header("Content-Type", "application/json")
-            .header("Accept", "application/json, text/event-stream")
-            .header("MCP-Protocol-Version", "2026-07-28")
-            .header("Mcp-Method", method)
-            .header("Mcp-Name", name)
-            .body(http_body_util::Full::new(bytes::Bytes::from(
-                body.to_string(),
-            )))
-            .expect("request");
-        self.send.ready().await.expect("ready");
-        let resp = self.send.send_request(req).await.expect("response");
-        let bytes = resp.into_body().collect().await.expect("body").to_bytes();
-        let v: Value = serde_json::from_slice(&bytes).expect("JSON");
-        assert!(v.get("error").is_none(), "{v}");
-        v["result"].clone()
-    }
+fn caps(tasks: bool) -> Value {
+    serde_json::to_value(capabilities(tasks)).expect("capabilities")
 }
 
 async fn http(addr: &str, mode: &str, n: usize) {
@@ -157,7 +100,7 @@ async fn http(addr: &str, mode: &str, n: usize) {
                     "tools/call",
                     "noop",
                     json!({"name": "noop", "arguments": {}}),
-                    false,
+                    caps(false),
                 )
                 .await;
             }
@@ -166,7 +109,7 @@ async fn http(addr: &str, mode: &str, n: usize) {
                     "tools/call",
                     "quick",
                     json!({"name": "quick", "arguments": {}}),
-                    false,
+                    caps(false),
                 )
                 .await;
             }
@@ -176,11 +119,12 @@ async fn http(addr: &str, mode: &str, n: usize) {
                         "tools/call",
                         "quick",
                         json!({"name": "quick", "arguments": {}}),
-                        true,
+                        caps(true),
                     )
                     .await;
                 let id = created["taskId"].as_str().expect("a task").to_owned();
-                c.post("tasks/get", &id, json!({"taskId": id}), true).await;
+                c.post("tasks/get", &id, json!({"taskId": id}), caps(true))
+                    .await;
             }
             other => panic!("mode {other:?}: plain | optional | task"),
         }

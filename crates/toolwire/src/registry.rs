@@ -40,6 +40,36 @@ impl<T: Named> Snapshot<T> {
     pub(crate) fn get(&self, name: &str) -> Option<&T> {
         self.index.get(name).map(|&i| &self.items[i])
     }
+
+    /// Appends `item` (its name not taken), dropping the pages built.
+    fn push(&mut self, item: T) {
+        self.index.insert(item.name().to_owned(), self.items.len());
+        self.items.push(item);
+        self.pages = OnceLock::new();
+    }
+
+    /// Removes the entry at `at`, dropping the pages built.
+    fn remove_at(&mut self, at: usize) {
+        let item = self.items.remove(at);
+        self.index.remove(item.name());
+        for i in self.index.values_mut() {
+            if *i > at {
+                *i -= 1;
+            }
+        }
+        self.pages = OnceLock::new();
+    }
+}
+
+impl<T: Clone> Snapshot<T> {
+    /// A copy of the entries and their index, without the pages.
+    fn copy(&self) -> Self {
+        Self {
+            items: self.items.clone(),
+            index: self.index.clone(),
+            pages: OnceLock::new(),
+        }
+    }
 }
 
 /// The registry itself.
@@ -64,16 +94,36 @@ impl<T: Named + Clone> Registry<T> {
         }
     }
 
-    fn update<R>(&self, f: impl FnOnce(&Snapshot<T>) -> (Option<Vec<T>>, R)) -> R {
-        let mut guard = match self.current.write() {
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Arc<Snapshot<T>>> {
+        match self.current.write() {
             Ok(g) => g,
             Err(poisoned) => poisoned.into_inner(),
-        };
+        }
+    }
+
+    fn update<R>(&self, f: impl FnOnce(&Snapshot<T>) -> (Option<Vec<T>>, R)) -> R {
+        let mut guard = self.write();
         let (next, r) = f(&guard);
         if let Some(items) = next {
             *guard = Arc::new(Snapshot::build(items));
         }
         r
+    }
+
+    /// Changes the current snapshot with `change`: in place when no reader
+    /// holds it (registration before serving, or any quiet moment), so that
+    /// adding n entries one by one costs O(n) in all and not O(n²);
+    /// otherwise on a copy, which is then published, the readers keeping
+    /// the one they hold.
+    fn change(guard: &mut Arc<Snapshot<T>>, change: impl FnOnce(&mut Snapshot<T>)) {
+        match Arc::get_mut(guard) {
+            Some(snapshot) => change(snapshot),
+            None => {
+                let mut next = guard.copy();
+                change(&mut next);
+                *guard = Arc::new(next);
+            }
+        }
     }
 
     /// Swaps in a snapshot of the same entries, without the pages built
@@ -93,14 +143,12 @@ impl<T: Named + Clone> Registry<T> {
 
     /// Adds `item`; `false` (and no change) if the name is taken.
     pub(crate) fn insert(&self, item: T) -> bool {
-        self.update(|s| {
-            if s.index.contains_key(item.name()) {
-                return (None, false);
-            }
-            let mut items = s.items.clone();
-            items.push(item);
-            (Some(items), true)
-        })
+        let mut guard = self.write();
+        if guard.index.contains_key(item.name()) {
+            return false;
+        }
+        Self::change(&mut guard, |s| s.push(item));
+        true
     }
 
     /// Replaces every entry with `items`, in their order, as one new
@@ -116,18 +164,12 @@ impl<T: Named + Clone> Registry<T> {
 
     /// Removes the entry named `name`; `false` if there was none.
     pub(crate) fn remove(&self, name: &str) -> bool {
-        self.update(|s| {
-            if !s.index.contains_key(name) {
-                return (None, false);
-            }
-            let items = s
-                .items
-                .iter()
-                .filter(|t| t.name() != name)
-                .cloned()
-                .collect();
-            (Some(items), true)
-        })
+        let mut guard = self.write();
+        let Some(&at) = guard.index.get(name) else {
+            return false;
+        };
+        Self::change(&mut guard, |s| s.remove_at(at));
+        true
     }
 }
 
@@ -175,5 +217,42 @@ mod tests {
         assert!(before.get("a").is_some());
         assert!(r.snapshot().get("a").is_none());
         assert!(r.snapshot().get("b").is_some());
+    }
+
+    #[test]
+    fn changes_in_place_keep_the_index_right() {
+        let r = Registry::default();
+        for n in ["a", "b", "c", "d"] {
+            assert!(r.insert(N(n)));
+        }
+        // No reader holds the snapshot: changed in place.
+        assert!(r.remove("b"));
+        let s = r.snapshot();
+        let names: Vec<_> = s.items().iter().map(|n| n.0).collect();
+        assert_eq!(names, ["a", "c", "d"]);
+        for n in names {
+            assert_eq!(s.get(n).map(|e| e.0), Some(n));
+        }
+        assert!(s.get("b").is_none());
+    }
+
+    #[test]
+    fn an_insert_leaves_a_held_snapshot_and_its_pages_alone() {
+        let r = Registry::default();
+        r.insert(N("a"));
+        let held = r.snapshot();
+        let _ = held.pages.set(Vec::new());
+        assert!(r.insert(N("b")));
+        assert_eq!(held.items().len(), 1);
+        assert!(held.get("b").is_none());
+        assert!(held.pages.get().is_some(), "the held pages stay");
+        let now = r.snapshot();
+        assert_eq!(now.get("b").map(|e| e.0), Some("b"));
+        assert!(now.pages.get().is_none(), "new entries, no pages yet");
+        drop((held, now));
+        // Unheld, the pages built are dropped by a change made in place.
+        let _ = r.snapshot().pages.set(Vec::new());
+        assert!(r.insert(N("c")));
+        assert!(r.snapshot().pages.get().is_none());
     }
 }

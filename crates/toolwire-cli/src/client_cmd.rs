@@ -154,10 +154,16 @@ pub(crate) enum TaskAction {
 pub(crate) struct TaskArgs {
     /// What to do.
     action: TaskAction,
-    /// [URL] ID: the endpoint (unless --stdio is given) and the task id
-    /// (put `--` before an id that starts with `-`).
-    #[arg(value_name = "ARGS", required = true)]
-    positional: Vec<String>,
+    /// The endpoint, or the task id when --stdio is given.
+    ///
+    /// Ids are the server's own and may start with `-` (fastmcp's do):
+    /// such a value is taken as it is, not as an option, unless every letter
+    /// of it is one of this command's short options.
+    #[arg(value_name = "URL", allow_hyphen_values = true)]
+    first: String,
+    /// The task id, after a URL.
+    #[arg(value_name = "ID", allow_hyphen_values = true)]
+    second: Option<String>,
     /// Answer the task's input request KEY (as for `call`; repeatable).
     #[arg(long = "input", value_name = "KEY=JSON")]
     inputs: Vec<String>,
@@ -478,14 +484,12 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
 /// `toolwire task get|wait|cancel`: one task, by id, on the server the
 /// connection options name.
 pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
-    let mut positional = a.positional.iter().map(String::as_str);
-    let url = if a.connection.stdio.is_none() {
-        positional.next()
-    } else {
-        None
-    };
-    let (Some(id), None) = (positional.next(), positional.next()) else {
-        bail!("which task? usage: toolwire task <get|wait|cancel> <URL | --stdio COMMAND> <ID>");
+    let (url, id) = match (a.connection.stdio.is_some(), a.second.as_deref()) {
+        (false, Some(id)) => (Some(a.first.as_str()), id),
+        (true, None) => (None, a.first.as_str()),
+        _ => {
+            bail!("which task? usage: toolwire task <get|wait|cancel> <URL | --stdio COMMAND> <ID>")
+        }
     };
     let answers = Arc::new(interact::Answers::parse(&a.inputs)?);
     let show = if std::io::stderr().is_terminal() {

@@ -691,6 +691,21 @@ async fn a_detached_task_is_followed_by_id_from_another_process() {
     let (ok, _, err) = run(&["task", "get", url, "AAAAAAAAAAAAAAAAAAAAAA"]).await;
     assert!(!ok);
     assert!(err.contains("Task not found"), "{err}");
+    // Another server's id may start with `-` (fastmcp's do, one in 64): it
+    // reaches the server as an id, before or after an option, and over
+    // --stdio too, instead of being refused as an unknown option.
+    for args in [
+        ["task", "get", url, "-4kZZqPCOwBVGKiztiFkXGN", "--json"],
+        ["task", "get", "--json", url, "-4kZZqPCOwBVGKiztiFkXGN"],
+    ] {
+        let (ok, _, err) = run(&args).await;
+        assert!(!ok);
+        assert!(err.contains("Task not found"), "{args:?}: {err}");
+    }
+    let serve = serve_cmd();
+    let (ok, _, err) = run(&["task", "cancel", "--stdio", &serve, "-xyz"]).await;
+    assert!(!ok);
+    assert!(err.contains("Task not found"), "{err}");
 }
 
 #[tokio::test]

@@ -289,9 +289,12 @@ impl Server {
                 meta: serde_json::to_value(&*start.meta).unwrap_or(Value::Null),
             }),
         };
+        // Made now, as the record goes into the store; sent only once it
+        // is there.
+        let result = CreateTaskResult::new(record.task());
         // Spec: extensions/tasks#task-creation — not before the task is
         // durably created.
-        if let Err(e) = options.store.create(record.clone(), options.limits).await {
+        if let Err(e) = options.store.create(record, options.limits).await {
             if let Some(started) = started {
                 let _ = started.created.send(false);
                 // The handler goes on as a plain call; it is awaited by
@@ -319,7 +322,6 @@ impl Server {
             (s.running, cx, slot)
         });
         tokio::spawn(self.clone().drive(task_id, start, runner, first, deadline));
-        let result = CreateTaskResult::new(record.detailed().task());
         self.respond_with_meta(Shape::Modern, &id, &result)
     }
 
@@ -460,7 +462,7 @@ impl Server {
                     joined = &mut running => break Ok(joined),
                     () = slot.changed.notified() => {
                         if let Some(message) = slot.take()
-                            && let Ok(Some(_)) = store.change(&task_id, Change::Message(message), now_ms()).await
+                            && let Ok(Some(_)) = store.apply_change(&task_id, Change::Message(message), now_ms()).await
                         {
                             self.task_changed(&task_id);
                         }
@@ -501,7 +503,7 @@ impl Server {
             // input request would otherwise be overwritten by it).
             if let Some(message) = slot.take()
                 && let Ok(Some(_)) = store
-                    .change(&task_id, Change::Message(message), now_ms())
+                    .apply_change(&task_id, Change::Message(message), now_ms())
                     .await
             {
                 self.task_changed(&task_id);
@@ -557,7 +559,7 @@ impl Server {
         let mut pause = Duration::from_millis(100);
         loop {
             match store
-                .change(task_id, Change::Finish(ended.clone()), now_ms())
+                .apply_change(task_id, Change::Finish(ended.clone()), now_ms())
                 .await
             {
                 Ok(_) => break,
@@ -637,7 +639,7 @@ impl Server {
         let wire = keys.issue(requests);
         let store = &self.inner.tasks.options.store;
         match store
-            .change(task_id, Change::InputRequired(wire), now_ms())
+            .apply_change(task_id, Change::InputRequired(wire), now_ms())
             .await
         {
             Ok(Some(_)) => self.task_changed(task_id),
@@ -669,7 +671,9 @@ impl Server {
                 // Partial answers: the rest are still outstanding.
                 continue;
             }
-            let Ok(Some((_, applied))) = store.change(task_id, Change::TakeAnswers, now_ms()).await
+            let Ok(Some(applied)) = store
+                .apply_change(task_id, Change::TakeAnswers, now_ms())
+                .await
             else {
                 continue;
             };
@@ -745,10 +749,10 @@ impl Server {
                 };
                 if matches!(record.state, TaskState::InputRequired { .. }) {
                     match store
-                        .change(&task_id, Change::Answer(responses), now_ms())
+                        .apply_change(&task_id, Change::Answer(responses), now_ms())
                         .await
                     {
-                        Ok(Some((_, applied))) if applied.changed => {
+                        Ok(Some(applied)) if applied.changed => {
                             if applied.all_answered
                                 && let Some(runner) = self.inner.tasks.runner(&task_id)
                             {
@@ -769,7 +773,7 @@ impl Server {
                 // gets the same ack.
                 if !record.is_terminal() {
                     if let Err(e) = store
-                        .change(&task_id, Change::RequestCancel, now_ms())
+                        .apply_change(&task_id, Change::RequestCancel, now_ms())
                         .await
                     {
                         return store_failed(&e);

@@ -129,6 +129,19 @@ impl TaskStore for MemoryTaskStore {
         Box::pin(std::future::ready(result))
     }
 
+    fn apply_change<'a>(
+        &'a self,
+        id: &'a str,
+        change: Change,
+        now: u64,
+    ) -> StoreFuture<'a, Option<Applied>> {
+        let result = self.tables().map(|mut t| {
+            t.live(id, now)?;
+            Some(t.records.get_mut(id)?.apply(change, now))
+        });
+        Box::pin(std::future::ready(result))
+    }
+
     fn purge(&self, now: u64) -> StoreFuture<'_, usize> {
         let result = self.tables().map(|mut t| t.purge(now));
         Box::pin(std::future::ready(result))
@@ -194,6 +207,10 @@ mod tests {
                 .expect("change")
                 .is_none()
         );
+        assert_eq!(
+            run(store.apply_change("old", Change::RequestCancel, now_ms())),
+            Ok(None)
+        );
         // The next creation purges it, so alice has a place again.
         let now = now_ms();
         run(store.create(record("new", "alice", now, 60_000), limits)).expect("create");
@@ -203,6 +220,13 @@ mod tests {
             Err(StoreError::OwnerFull(1))
         );
         run(store.create(record("bobs", "bob", now, 60_000), limits)).expect("bob has his own");
+        let applied = run(store.apply_change("bobs", Change::RequestCancel, now)).expect("change");
+        assert!(applied.is_some_and(|a| a.changed));
+        let bobs = run(store.get("bobs")).expect("get").expect("live");
+        assert!(
+            bobs.cancel_requested,
+            "the change reached the stored record"
+        );
         assert_eq!(run(store.purge(now + 60_000)).expect("purge"), 2);
         assert!(store.is_empty());
     }

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use toolwire_proto::ErrorObject;
 use toolwire_proto::types::{
-    DetailedTask, InputRequests, InputResponses, JsonObject, TaskInfo, TaskState,
+    DetailedTask, InputRequests, InputResponses, JsonObject, Task, TaskInfo, TaskState,
 };
 
 /// What a [`TaskStore`] method returns.
@@ -313,6 +313,15 @@ impl TaskRecord {
         }
     }
 
+    /// The task without its status's details, as `CreateTaskResult`
+    /// carries it.
+    pub fn task(&self) -> Task {
+        Task {
+            status: self.state.status(),
+            info: self.info(),
+        }
+    }
+
     fn info(&self) -> TaskInfo {
         TaskInfo {
             task_id: self.id.clone(),
@@ -372,6 +381,19 @@ pub trait TaskStore: Send + Sync + 'static {
         change: Change,
         now_ms: u64,
     ) -> StoreFuture<'a, Option<(TaskRecord, Applied)>>;
+
+    /// As [`change`](Self::change), for a caller that needs only what the
+    /// change did, not the record after it (an engine that keeps records
+    /// in this process can skip copying one out).
+    fn apply_change<'a>(
+        &'a self,
+        id: &'a str,
+        change: Change,
+        now_ms: u64,
+    ) -> StoreFuture<'a, Option<Applied>> {
+        let changed = self.change(id, change, now_ms);
+        Box::pin(async move { Ok(changed.await?.map(|(_, applied)| applied)) })
+    }
 
     /// Deletes every task expired at `now_ms`; how many went.
     fn purge(&self, now_ms: u64) -> StoreFuture<'_, usize>;

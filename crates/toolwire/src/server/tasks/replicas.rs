@@ -54,7 +54,7 @@ impl Server {
             if self.rerun(&task_id).await {
                 continue;
             }
-            if let Ok(Some((_, applied))) = store.change(&task_id, Change::Abandon, now).await
+            if let Ok(Some(applied)) = store.apply_change(&task_id, Change::Abandon, now).await
                 && applied.changed
             {
                 tracing::info!(task = %task_id, "a task's replica stopped; the task ended failed");
@@ -140,10 +140,10 @@ impl Server {
                 let release = Change::Release {
                     holder: tasks.replica.clone(),
                 };
-                store.change(&task_id, release, now).await
+                store.apply_change(&task_id, release, now).await
             } else {
                 let lost = Change::Finish(Ended::Failed(crate::task::runner_lost()));
-                store.change(&task_id, lost, now).await
+                store.apply_change(&task_id, lost, now).await
             };
             self.task_changed(&task_id);
         }

@@ -61,7 +61,7 @@ pub use builder::ClientBuilder;
 pub use era::{ProtocolEra, ProtocolMode};
 pub use error::ClientError;
 pub use input::{InputError, InputHandler};
-pub use listen::{ChangeNotification, Subscription};
+pub use listen::{ChangeNotification, MAX_PENDING_NOTIFICATIONS, Subscription};
 pub use options::{RequestOptions, ToolCall};
 pub use task::{Started, TaskHandle};
 

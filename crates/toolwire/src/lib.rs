@@ -103,8 +103,9 @@ pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 pub use client::auth as oauth;
 #[cfg(feature = "client")]
 pub use client::{
-    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler, ProtocolEra,
-    ProtocolMode, RequestOptions, Started, Subscription, TaskHandle, ToolCall,
+    ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler,
+    MAX_PENDING_NOTIFICATIONS, ProtocolEra, ProtocolMode, RequestOptions, Started, Subscription,
+    TaskHandle, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::RequestContext;

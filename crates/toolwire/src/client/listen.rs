@@ -12,11 +12,13 @@ use super::method::MethodInfo;
 use super::notification::ServerNotification;
 use super::transport::{Exchange, Incoming};
 use futures_util::Stream;
+use futures_util::task::AtomicWaker;
 use serde_json::Value;
+use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use toolwire_proto::RequestId;
 use toolwire_proto::types::{
@@ -90,16 +92,109 @@ impl ChangeNotification {
     }
 }
 
+/// How many distinct notifications wait for a consumer, at most. A
+/// notification equal to one already waiting is not queued again; past
+/// the bound the oldest waiting one is dropped (and a warning logged).
+pub const MAX_PENDING_NOTIFICATIONS: usize = 256;
+
 /// An open `subscriptions/listen` stream: yields each
 /// [`ChangeNotification`], ends (`None`) when the server closes the
 /// subscription gracefully, and yields one error first when the connection
 /// drops. Dropping it cancels the subscription.
+///
+/// The stream is read as notifications arrive, whether or not anyone
+/// polls the subscription, and what waits for the consumer is bounded: a
+/// notification equal to one still waiting is coalesced with it (a server
+/// that sends `list_changed` ten thousand times while the consumer
+/// re-lists once yields it once more, not ten thousand times), and past
+/// [`MAX_PENDING_NOTIFICATIONS`] distinct ones the oldest is dropped.
 #[derive(Debug)]
 pub struct Subscription {
     id: RequestId,
     acknowledged: SubscriptionFilter,
-    rx: mpsc::UnboundedReceiver<Result<ChangeNotification, ClientError>>,
+    queue: Arc<Pending>,
     pump: JoinHandle<()>,
+}
+
+/// Notifications waiting for the consumer, and how the stream ended.
+#[derive(Debug, Default)]
+struct Pending {
+    state: Mutex<PendingState>,
+    waker: AtomicWaker,
+}
+
+#[derive(Debug, Default)]
+struct PendingState {
+    notes: VecDeque<ChangeNotification>,
+    /// Set once: `Some(error)` for a stream that broke, `None` for one
+    /// the server closed gracefully.
+    end: Option<Option<ClientError>>,
+    /// Whether the consumer was given the end.
+    ended: bool,
+    dropped: u64,
+}
+
+impl Pending {
+    /// Queues `note` unless an equal one waits already; `false` once the
+    /// stream ended.
+    fn push(&self, note: ChangeNotification) -> bool {
+        let Ok(mut s) = self.state.lock() else {
+            return false;
+        };
+        if s.end.is_some() {
+            return false;
+        }
+        if !s.notes.contains(&note) {
+            if s.notes.len() >= MAX_PENDING_NOTIFICATIONS {
+                s.notes.pop_front();
+                s.dropped += 1;
+                if s.dropped.is_power_of_two() {
+                    tracing::warn!(
+                        dropped = s.dropped,
+                        "a subscription's consumer fell behind; its oldest waiting notifications were dropped"
+                    );
+                }
+            }
+            s.notes.push_back(note);
+        }
+        drop(s);
+        self.waker.wake();
+        true
+    }
+
+    /// Ends the stream: `error` for a broken one, `None` for a graceful
+    /// close. What is queued is still delivered first.
+    fn end(&self, error: Option<ClientError>) {
+        if let Ok(mut s) = self.state.lock()
+            && s.end.is_none()
+        {
+            s.end = Some(error);
+        }
+        self.waker.wake();
+    }
+
+    fn poll_next(
+        &self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<ChangeNotification, ClientError>>> {
+        self.waker.register(cx.waker());
+        let Ok(mut s) = self.state.lock() else {
+            return Poll::Ready(None);
+        };
+        if let Some(note) = s.notes.pop_front() {
+            return Poll::Ready(Some(Ok(note)));
+        }
+        if s.ended {
+            return Poll::Ready(None);
+        }
+        match s.end.take() {
+            Some(end) => {
+                s.ended = true;
+                Poll::Ready(end.map(Err))
+            }
+            None => Poll::Pending,
+        }
+    }
 }
 
 impl Subscription {
@@ -109,12 +204,12 @@ impl Subscription {
         exchange: Box<dyn Exchange>,
         cache: Arc<Cache>,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let pump = tokio::spawn(pump(exchange, cache, tx));
+        let queue = Arc::new(Pending::default());
+        let pump = tokio::spawn(pump(exchange, cache, Arc::clone(&queue)));
         Self {
             id,
             acknowledged,
-            rx,
+            queue,
             pump,
         }
     }
@@ -126,12 +221,12 @@ impl Subscription {
         filter: SubscriptionFilter,
         changes: broadcast::Receiver<Result<ChangeNotification, Arc<str>>>,
     ) -> Self {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let pump = tokio::spawn(relay(changes, filter.clone(), tx));
+        let queue = Arc::new(Pending::default());
+        let pump = tokio::spawn(relay(changes, filter.clone(), Arc::clone(&queue)));
         Self {
             id,
             acknowledged: filter,
-            rx,
+            queue,
             pump,
         }
     }
@@ -148,17 +243,27 @@ impl Subscription {
         &self.acknowledged
     }
 
+    /// What waits for the consumer now.
+    #[cfg(test)]
+    pub(crate) fn waiting(&self) -> Vec<ChangeNotification> {
+        self.queue
+            .state
+            .lock()
+            .map(|s| s.notes.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// The next notification; see the type's docs for how it ends.
     pub async fn next(&mut self) -> Option<Result<ChangeNotification, ClientError>> {
-        self.rx.recv().await
+        std::future::poll_fn(|cx| self.queue.poll_next(cx)).await
     }
 }
 
 impl Stream for Subscription {
     type Item = Result<ChangeNotification, ClientError>;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.rx.poll_recv(cx)
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.queue.poll_next(cx)
     }
 }
 
@@ -187,68 +292,149 @@ fn wanted(filter: &SubscriptionFilter, note: &ChangeNotification) -> bool {
 async fn relay(
     mut changes: broadcast::Receiver<Result<ChangeNotification, Arc<str>>>,
     filter: SubscriptionFilter,
-    tx: mpsc::UnboundedSender<Result<ChangeNotification, ClientError>>,
+    queue: Arc<Pending>,
 ) {
     loop {
         match changes.recv().await {
             Ok(Ok(note)) if wanted(&filter, &note) => {
-                if tx.send(Ok(note)).is_err() {
+                if !queue.push(note) {
                     return;
                 }
             }
             Ok(Ok(_)) => {}
             // The connection that carried the notifications is gone.
             Ok(Err(reason)) => {
-                let _ = tx.send(Err(ClientError::Transport(reason.to_string())));
+                queue.end(Some(ClientError::Transport(reason.to_string())));
                 return;
             }
             Err(broadcast::error::RecvError::Lagged(n)) => {
                 tracing::warn!("a subscription fell behind and missed {n} notifications");
             }
             Err(broadcast::error::RecvError::Closed) => {
-                let _ = tx.send(Err(ClientError::Disconnected));
+                queue.end(Some(ClientError::Disconnected));
                 return;
             }
         }
     }
 }
 
-async fn pump(
-    mut exchange: Box<dyn Exchange>,
-    cache: Arc<Cache>,
-    tx: mpsc::UnboundedSender<Result<ChangeNotification, ClientError>>,
-) {
+async fn pump(mut exchange: Box<dyn Exchange>, cache: Arc<Cache>, queue: Arc<Pending>) {
     loop {
         match exchange.next().await {
             Some(Ok(Incoming::Notification { method, params })) => {
                 if ServerNotification::of(&method) == ServerNotification::Cancelled {
                     // The server tore the subscription down.
-                    let _ = tx.send(Err(ClientError::Disconnected));
+                    queue.end(Some(ClientError::Disconnected));
                     return;
                 }
                 let note = ChangeNotification::parse(method, params);
                 for what in note.invalidations() {
                     cache.invalidate(&what);
                 }
-                if tx.send(Ok(note)).is_err() {
+                if !queue.push(note) {
                     return;
                 }
             }
             // Spec: basic/patterns/subscriptions.mdx#graceful-closure — a
             // result ends the subscription cleanly.
-            Some(Ok(Incoming::Response(Ok(_)))) => return,
+            Some(Ok(Incoming::Response(Ok(_)))) => {
+                queue.end(None);
+                return;
+            }
             Some(Ok(Incoming::Response(Err(e)))) => {
-                let _ = tx.send(Err(ClientError::Rpc(e)));
+                queue.end(Some(ClientError::Rpc(e)));
                 return;
             }
             Some(Err(e)) => {
-                let _ = tx.send(Err(e));
+                queue.end(Some(e));
                 return;
             }
             None => {
-                let _ = tx.send(Err(ClientError::Disconnected));
+                queue.end(Some(ClientError::Disconnected));
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    fn other(i: usize) -> ChangeNotification {
+        ChangeNotification::Other {
+            method: "notifications/x".into(),
+            params: Some(serde_json::json!({ "i": i })),
+        }
+    }
+
+    #[tokio::test]
+    async fn what_waits_is_coalesced_and_bounded_and_the_end_comes_after_it() {
+        let queue = Arc::new(Pending::default());
+        for _ in 0..1000 {
+            assert!(queue.push(ChangeNotification::ToolsListChanged));
+        }
+        let extra = 44;
+        for i in 0..MAX_PENDING_NOTIFICATIONS + extra {
+            assert!(queue.push(other(i)));
+        }
+        queue.end(Some(ClientError::Disconnected));
+        assert!(!queue.push(other(0)), "nothing is queued after the end");
+        let mut sub = Subscription {
+            id: RequestId::Number(1),
+            acknowledged: SubscriptionFilter::default(),
+            queue,
+            pump: tokio::spawn(async {}),
+        };
+        // The one list change went with the oldest, past the bound.
+        let mut got = Vec::new();
+        // Through the `Stream` impl.
+        while let Some(item) = StreamExt::next(&mut sub).await {
+            got.push(item);
+        }
+        assert_eq!(
+            got.len(),
+            MAX_PENDING_NOTIFICATIONS + 1,
+            "the notes, then the end"
+        );
+        assert_eq!(
+            got[0].as_ref().ok(),
+            Some(&other(extra)),
+            "the list change and the oldest {extra} others were dropped"
+        );
+        assert!(matches!(got.last(), Some(Err(ClientError::Disconnected))));
+        assert!(sub.next().await.is_none(), "ended for good");
+        assert!(
+            sub.queue
+                .state
+                .lock()
+                .is_ok_and(|s| s.dropped == extra as u64 + 1)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_graceful_close_ends_without_an_error_and_wakes_a_waiting_consumer() {
+        let queue = Arc::new(Pending::default());
+        let mut sub = Subscription {
+            id: RequestId::Number(1),
+            acknowledged: SubscriptionFilter::default(),
+            queue: Arc::clone(&queue),
+            pump: tokio::spawn(async {}),
+        };
+        let waiting = tokio::spawn(async move {
+            let first = sub.next().await;
+            let second = sub.next().await;
+            (first, second)
+        });
+        tokio::task::yield_now().await;
+        queue.push(ChangeNotification::PromptsListChanged);
+        queue.end(None);
+        let (first, second) = waiting.await.expect("joined");
+        assert_eq!(
+            first.and_then(Result::ok),
+            Some(ChangeNotification::PromptsListChanged)
+        );
+        assert!(second.is_none());
     }
 }

@@ -178,3 +178,62 @@ async fn errors_are_typed() {
     let err = dead.list_tools().await.expect_err("nothing listens");
     assert!(matches!(err, ClientError::Transport(_)), "{err}");
 }
+
+#[tokio::test]
+async fn a_flood_of_list_changes_waits_for_the_consumer_as_one() {
+    use crate::{BusEvent, ListChanged};
+    let server = server(600_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    let mut sub = c
+        .listen(SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            ..SubscriptionFilter::default()
+        })
+        .await
+        .expect("listen");
+    // Nobody reads the subscription while the server floods it.
+    for _ in 0..5_000 {
+        server.publish(BusEvent::ListChanged {
+            list: ListChanged::Tools,
+        });
+    }
+    server.publish(BusEvent::ListChanged {
+        list: ListChanged::Prompts,
+    });
+    let waiting = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let now = sub.waiting();
+            if now.contains(&ChangeNotification::PromptsListChanged) {
+                return now;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the flood is read in time");
+    assert_eq!(
+        waiting,
+        [
+            ChangeNotification::ToolsListChanged,
+            ChangeNotification::PromptsListChanged
+        ],
+        "five thousand list changes wait as one"
+    );
+    assert_eq!(
+        sub.next().await.and_then(Result::ok),
+        Some(ChangeNotification::ToolsListChanged)
+    );
+    assert_eq!(
+        sub.next().await.and_then(Result::ok),
+        Some(ChangeNotification::PromptsListChanged)
+    );
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), sub.next())
+            .await
+            .is_err(),
+        "nothing more"
+    );
+    // The connection still serves.
+    assert_eq!(c.list_tools().await.expect("list").len(), 5);
+}

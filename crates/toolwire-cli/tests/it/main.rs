@@ -14,6 +14,7 @@ mod gateway_held;
 mod gateway_lists;
 mod gateway_relay;
 mod gateway_start;
+mod gateway_storm;
 mod gateway_tasks;
 mod guard;
 mod layers;

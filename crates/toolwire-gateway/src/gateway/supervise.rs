@@ -7,11 +7,20 @@ use crate::upstream::{Link, backoff};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use toolwire::proto::types::SubscriptionFilter;
 
 /// How often a supervisor checks that a stdio upstream is still alive.
 const LIVENESS_TICK: Duration = Duration::from_millis(250);
+
+/// The least time between two listings of one upstream that its change
+/// notifications ask for. A change after a quiet spell is listed at once;
+/// the changes that come while one listing runs, or within this gap of
+/// it, are coalesced into one more listing at the gap's end. So an
+/// upstream that floods `list_changed` is listed about once a second, and
+/// a change is never left unlisted.
+const RELIST_GAP: Duration = Duration::from_secs(1);
 
 /// Counts the upstream's first listing as settled, once.
 struct Settle(Option<Weak<Inner>>);
@@ -179,11 +188,16 @@ async fn follow(
         let _ = r.send(());
     }
     let mut tick = tokio::time::interval(LIVENESS_TICK);
+    // A change notified and not listed yet, and when it may be.
+    let mut pending = false;
+    let mut next_listing = Instant::now();
     loop {
+        // While a listing is pending the relay is left unread: what comes
+        // meanwhile waits in the subscription, coalesced.
         let next = async {
             match subscription.as_mut() {
-                Some(s) => s.next().await,
-                None => std::future::pending().await,
+                Some(s) if !pending => s.next().await,
+                _ => std::future::pending().await,
             }
         };
         tokio::select! {
@@ -198,15 +212,18 @@ async fn follow(
                     return Some(lost);
                 }
             }
+            () = tokio::time::sleep_until(next_listing), if pending => {
+                pending = false;
+                let listing = match link.relist().await {
+                    Ok(l) => l,
+                    Err(e) => return Some(format!("listing after a change failed: {e}")),
+                };
+                next_listing = Instant::now() + RELIST_GAP;
+                let g = gateway.upgrade()?;
+                g.refresh(i, &listing);
+            }
             n = next => match n {
-                Some(Ok(_change)) => {
-                    let listing = match link.relist().await {
-                        Ok(l) => l,
-                        Err(e) => return Some(format!("listing after a change failed: {e}")),
-                    };
-                    let g = gateway.upgrade()?;
-                    g.refresh(i, &listing);
-                }
+                Some(Ok(_change)) => pending = true,
                 Some(Err(e)) => return Some(format!("the change relay failed: {e}")),
                 None => return Some("the upstream closed the change relay".into()),
             },

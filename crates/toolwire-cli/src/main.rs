@@ -348,16 +348,23 @@ fn main() -> std::process::ExitCode {
 }
 
 fn run() -> anyhow::Result<()> {
+    let cli = parse_args();
+    // Warnings and errors, and the gateway's own account of its upstreams
+    // (one line each at start-up: serving, starting or down; and when one
+    // comes back or its relay breaks).
+    let default_filter = match cli.command {
+        Command::Gateway(_) => "warn,toolwire_gateway=info",
+        _ => "warn",
+    };
     // stdout is the protocol channel: logs go to stderr.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(colour_on_stderr())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
         )
         .init();
-    let cli = parse_args();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

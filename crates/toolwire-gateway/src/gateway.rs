@@ -153,7 +153,12 @@ impl Gateway {
                 second,
             });
         }
-        let links: Vec<Arc<Link>> = config.upstreams().iter().cloned().map(Link::new).collect();
+        let links: Vec<Arc<Link>> = config
+            .upstreams()
+            .iter()
+            .cloned()
+            .map(|u| Link::new(u, config.start_wait()))
+            .collect();
         let firsts = first_listings(&links, config.start_wait()).await;
         let mut server_config = server_config;
         // Each merged list says which version it is, so replicas can be
@@ -700,8 +705,19 @@ async fn first_listings(links: &[Arc<Link>], wait: Duration) -> Vec<First> {
         .collect();
     let mut out = Vec::with_capacity(tasks.len());
     for (mut task, link) in tasks.into_iter().zip(links) {
+        // One line for each upstream: serving, starting or down (the
+        // last said by `mark_down`).
         out.push(match tokio::time::timeout_at(deadline, &mut task).await {
-            Ok(Ok(Ok(listing))) => First::Listed(listing),
+            Ok(Ok(Ok(listing))) => {
+                tracing::info!(
+                    upstream = link.name(),
+                    "serving: {} tools, {} prompts, {} resources",
+                    listing.tools.len(),
+                    listing.prompts.len(),
+                    listing.resources.len() + listing.templates.len()
+                );
+                First::Listed(listing)
+            }
             Ok(Ok(Err(e))) => {
                 link.mark_down(&e.to_string()).await;
                 First::Failed
@@ -713,7 +729,9 @@ async fn first_listings(links: &[Arc<Link>], wait: Duration) -> Vec<First> {
             Err(_) => {
                 tracing::info!(
                     upstream = link.name(),
-                    "not listed yet; serving without it until it answers"
+                    "starting: no answer within start_wait_ms = {}; serving without it until it \
+                     answers",
+                    wait.as_millis()
                 );
                 First::Pending(task)
             }

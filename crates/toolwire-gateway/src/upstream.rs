@@ -75,11 +75,15 @@ pub(crate) struct Link {
     /// Whether the upstream, while up, offers the Tasks extension: only
     /// then do its calls pass a downstream client's declaration on.
     tasks: AtomicBool,
+    /// How long start-up waits for the upstream's first listing (the
+    /// gateway's `start_wait_ms`), named when a call finds it starting.
+    start_wait: Duration,
 }
 
 impl Link {
-    pub(crate) fn new(spec: Upstream) -> Arc<Self> {
+    pub(crate) fn new(spec: Upstream, start_wait: Duration) -> Arc<Self> {
         Arc::new(Self {
+            start_wait,
             health: Mutex::new(UpstreamHealth {
                 name: spec.key.clone(),
                 state: UpstreamState::Starting,
@@ -128,7 +132,13 @@ impl Link {
     pub(crate) fn down_reason(&self) -> String {
         let h = self.health();
         if h.state == UpstreamState::Starting {
-            return format!("upstream {:?} has not answered yet", self.name());
+            return format!(
+                "upstream {:?} has not answered yet (start-up waits start_wait_ms = {} for an \
+                 upstream's first answer; raise start_wait_ms in the gateway configuration for \
+                 one that starts slowly)",
+                self.name(),
+                self.start_wait.as_millis()
+            );
         }
         match h.last_error {
             Some(e) => format!("upstream {:?} is unavailable: {e}", self.name()),

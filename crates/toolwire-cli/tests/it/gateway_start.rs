@@ -283,3 +283,81 @@ async fn renames_to_one_name_with_namespace_never_refuse_to_start() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn start_up_says_of_each_upstream_serving_starting_or_down_and_an_early_call_how_to_wait() {
+    let late = Gated::start().await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr")
+    };
+    let dir = scratch("start-lines");
+    let config = write_config(
+        &dir,
+        &format!(
+            "start_wait_ms = 1500\n{}[upstreams.late]\nurl = {:?}\n[upstreams.gone]\nurl = \"http://{closed}/mcp\"\n",
+            stdio_upstream("demo"),
+            late.url
+        ),
+    );
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolwire"))
+        .args(["gateway", "--config", &config])
+        .env_remove("TOOLWIRE_LOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn the gateway");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stderr));
+    let mut said: Vec<String> = Vec::new();
+    let want = |said: &[String], upstream: &str, what: &str| {
+        said.iter()
+            .any(|l| l.contains(&format!("upstream=\"{upstream}\"")) && l.contains(what))
+    };
+    let all = |said: &[String]| {
+        want(said, "demo", "serving: 8 tools")
+            && want(
+                said,
+                "late",
+                "starting: no answer within start_wait_ms = 1500",
+            )
+            && want(said, "gone", "upstream down")
+    };
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while !all(&said) {
+            match lines.next_line().await.expect("stderr") {
+                Some(line) => said.push(line),
+                None => break,
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("one line for each upstream at start-up: {said:#?}"));
+    assert!(all(&said), "{said:#?}");
+    // An early call to the late upstream says how to wait longer for it.
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut out = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(stdout));
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "late__echo", "arguments": {"text": "x"},
+                   "_meta": crate::support::meta()}});
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, format!("{call}\n").as_bytes())
+        .await
+        .expect("write");
+    let answer: Value = serde_json::from_str(
+        &tokio::time::timeout(Duration::from_secs(10), out.next_line())
+            .await
+            .expect("in time")
+            .expect("stdout")
+            .expect("a line"),
+    )
+    .expect("JSON");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("has not answered yet") && message.contains("raise start_wait_ms"),
+        "{answer}"
+    );
+    drop(late);
+}

@@ -328,11 +328,52 @@ fn colour_on_stderr() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// The command line, with the demo tool list added to `serve --help`.
+/// `serve`'s options that mean nothing to `gateway`, with why: it serves
+/// no demo tools, and runs no task of its own (it passes its upstreams'
+/// tasks through).
+const NOT_FOR_GATEWAY: [(&str, &str); 4] = [
+    ("allow_define", "the gateway serves no define_tool"),
+    ("define_scope", "the gateway serves no define_tool"),
+    (
+        "tasks",
+        "the gateway keeps no task: its upstreams keep theirs",
+    ),
+    (
+        "task_grace_ms",
+        "the gateway runs no task: its upstreams run theirs",
+    ),
+];
+
+/// The command line, with the demo tool list added to `serve --help`, and
+/// `serve`'s options that do not apply to `gateway` left out of its help
+/// and refused there.
 fn parse_args() -> Cli {
-    let command =
-        Cli::command().mut_subcommand("serve", |serve| serve.after_help(demo::tools_help()));
-    Cli::from_arg_matches(&command.get_matches()).unwrap_or_else(|e| e.exit())
+    let mut command = Cli::command()
+        .mut_subcommand("serve", |serve| serve.after_help(demo::tools_help()))
+        .mut_subcommand("gateway", |mut gateway| {
+            for (id, _) in NOT_FOR_GATEWAY {
+                gateway = gateway.mut_arg(id, |a| a.hide(true));
+            }
+            gateway
+        });
+    let matches = command.get_matches_mut();
+    if let Some(("gateway", gateway)) = matches.subcommand() {
+        for (id, why) in NOT_FOR_GATEWAY {
+            if gateway.value_source(id) == Some(clap::parser::ValueSource::CommandLine) {
+                let flag = format!("--{}", id.replace('_', "-"));
+                let mut gateway_command = command
+                    .find_subcommand_mut("gateway")
+                    .map_or_else(Cli::command, |g| g.clone().bin_name("toolwire gateway"));
+                gateway_command
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!("{flag} does not apply to `toolwire gateway`: {why}"),
+                    )
+                    .exit();
+            }
+        }
+    }
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 fn main() -> std::process::ExitCode {

@@ -782,3 +782,53 @@ async fn a_legacy_upstreams_elicitation_becomes_input_required_held_in_its_repli
     let content = serde_json::to_value(&done.content).expect("content");
     assert_eq!(content[0]["text"], "confirmed: ship");
 }
+
+#[tokio::test]
+async fn serve_options_that_do_not_apply_are_neither_shown_nor_taken() {
+    let (ok, help, _) = super::features::run(&["gateway", "--help"]).await;
+    assert!(ok);
+    assert!(
+        help.contains("--config") && help.contains("--bus"),
+        "{help}"
+    );
+    for flag in [
+        "--allow-define",
+        "--define-scope",
+        "--tasks ",
+        "--task-grace-ms",
+    ] {
+        assert!(!help.contains(flag), "{flag} in gateway --help:\n{help}");
+    }
+    let (_, serve_help, _) = super::features::run(&["serve", "--help"]).await;
+    assert!(serve_help.contains("--allow-define") && serve_help.contains("--task-grace-ms"));
+    let dir = scratch("not-for-gateway");
+    let config = write_config(&dir, &stdio_upstream("demo"));
+    for (flag, args) in [
+        (
+            "--allow-define",
+            &["--http", "127.0.0.1:0", "--allow-define"][..],
+        ),
+        (
+            "--define-scope",
+            &[
+                "--http",
+                "127.0.0.1:0",
+                "--auth-issuer",
+                "https://as.example",
+                "--define-scope",
+                "admin",
+            ],
+        ),
+        ("--tasks", &["--tasks", "redis://127.0.0.1:1"]),
+        ("--task-grace-ms", &["--task-grace-ms", "5"]),
+    ] {
+        let mut all = vec!["gateway", "--config", &config];
+        all.extend_from_slice(args);
+        let (ok, _, err) = super::features::run(&all).await;
+        assert!(!ok, "{flag} is refused");
+        assert!(
+            err.contains(&format!("{flag} does not apply to `toolwire gateway`")),
+            "{flag}: {err}"
+        );
+    }
+}

@@ -94,8 +94,11 @@ async fn call_tool(
     let Some(client) = link.client() else {
         return Ok(ToolResult::error_text(link.down_reason()).into());
     };
+    // The gateway's server checked the arguments against this schema as
+    // they came in; the upstream checks them again, as its own.
     let mut call = ToolCall::new(name)
         .with_arguments(args)
+        .without_argument_check()
         .with_options(call_options(link, cx));
     if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
         return held::call(link, client, call, hold, cx)

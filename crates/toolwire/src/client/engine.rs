@@ -523,7 +523,8 @@ impl Client {
         let mut params = Map::new();
         if let Some(args) = call.arguments {
             let args = Value::Object(args);
-            if let Some(tool) = &tool
+            if call.check_arguments
+                && let Some(tool) = &tool
                 && let Err((parameter, reason)) = tool.check_arguments(&args)
             {
                 return Err(ClientError::InvalidArgument {

@@ -133,6 +133,9 @@ pub struct ToolCall {
     pub(crate) input_responses: Option<InputResponses>,
     pub(crate) request_state: Option<String>,
     pub(crate) options: RequestOptions,
+    /// Whether the client checks the arguments against the tool's input
+    /// schema before sending them (when it knows the tool).
+    pub(crate) check_arguments: bool,
 }
 
 impl ToolCall {
@@ -144,7 +147,19 @@ impl ToolCall {
             input_responses: None,
             request_state: None,
             options: RequestOptions::default(),
+            check_arguments: true,
         }
+    }
+
+    /// Sends the arguments without checking them against the tool's input
+    /// schema first. For a caller that has checked them against that very
+    /// schema already, such as a gateway whose server checked them when
+    /// they came in: the check would only be done twice. The server called
+    /// still checks them.
+    #[must_use]
+    pub fn without_argument_check(mut self) -> Self {
+        self.check_arguments = false;
+        self
     }
 
     /// Sets the arguments. A value that is not a JSON object is ignored.

@@ -237,3 +237,32 @@ async fn a_flood_of_list_changes_waits_for_the_consumer_as_one() {
     // The connection still serves.
     assert_eq!(c.list_tools().await.expect("list").len(), 5);
 }
+
+#[tokio::test]
+async fn arguments_are_checked_here_unless_the_caller_checked_them_already() {
+    let server = server(60_000, Arc::default());
+    let c = client(&server, ClientBuilder::new()).await;
+    // `priority` is mirrored into a header: an integer past 2^53 cannot be.
+    let bad = json!({"region": "eu", "priority": 9_007_199_254_740_993_u64, "text": "x"});
+    let err = c
+        .call_tool_with(ToolCall::new("regional_echo").with_arguments(bad.clone()))
+        .await
+        .expect_err("refused before sending");
+    assert!(
+        matches!(&err, ClientError::InvalidArgument { parameter, .. } if parameter == "priority"),
+        "checked by the client: {err}"
+    );
+    let err = c
+        .call_tool_with(
+            ToolCall::new("regional_echo")
+                .with_arguments(bad)
+                .without_argument_check(),
+        )
+        .await
+        .expect_err("still wrong");
+    // Sent without the header it cannot have; the server judges it.
+    assert!(
+        matches!(&err, ClientError::Rpc(e) if e.code.0 == -32020),
+        "sent, and refused by the server: {err}"
+    );
+}

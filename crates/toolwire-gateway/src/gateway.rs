@@ -7,7 +7,6 @@ use crate::config::{GatewayConfig, Namespace};
 use crate::names::{self, NameProblem, Naming};
 use crate::proxy;
 use crate::upstream::{Link, Listing, UpstreamHealth, UpstreamState};
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -83,22 +82,62 @@ struct Inner {
 
 #[derive(Default)]
 struct Parts {
-    tools: Vec<Vec<Tool>>,
-    prompts: Vec<Vec<Prompt>>,
-    resources: Vec<Vec<Resource>>,
-    templates: Vec<Vec<ResourceTemplate>>,
+    tools: Kind<Tool>,
+    prompts: Kind<Prompt>,
+    resources: Kind<Resource>,
+    templates: Kind<ResourceTemplate>,
     /// The gateway's own resources, first in the resource list.
     own: Vec<Resource>,
     problems: Vec<NameProblem>,
-    /// Which upstream serves each merged tool name, once serving.
-    tool_claims: HashMap<String, usize>,
-    /// The same for prompts, resource URIs and resource templates.
-    prompt_claims: HashMap<String, usize>,
-    resource_claims: HashMap<String, usize>,
-    template_claims: HashMap<String, usize>,
     /// Each upstream's list cache hints: its smallest `ttlMs` (if it gave
     /// one) and whether any of its lists is private.
     hints: Vec<(Option<u64>, bool)>,
+}
+
+/// One kind of entry (tools, prompts, resources or resource templates):
+/// each upstream's part, by upstream index; which upstream claims each
+/// merged name once serving (see [`merge`]); and the fingerprint of the
+/// merged list the server has now, so that only a real change is swapped
+/// in (and heard of by listeners).
+struct Kind<T> {
+    parts: Vec<Vec<T>>,
+    claims: HashMap<String, usize>,
+    served: Option<String>,
+}
+
+impl<T> Default for Kind<T> {
+    fn default() -> Self {
+        Self {
+            parts: Vec::new(),
+            claims: HashMap::new(),
+            served: None,
+        }
+    }
+}
+
+impl<T: Clone + toolwire::Defined> Kind<T> {
+    fn new(upstreams: usize) -> Self {
+        Self {
+            parts: std::iter::repeat_with(Vec::new).take(upstreams).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// The merged list and the entries left out (see [`merge`]).
+    fn merge(
+        &mut self,
+        name: impl Fn(&T) -> &str,
+        serving: bool,
+        waits: impl Fn(usize) -> bool,
+    ) -> (Vec<T>, Vec<(String, usize, usize)>) {
+        merge(&self.parts, name, &mut self.claims, serving, waits)
+    }
+
+    /// The fingerprint of `merged` if it is not the list served now.
+    fn changed(&self, merged: &[T]) -> Option<String> {
+        let now = toolwire::list_fingerprint(merged);
+        (self.served.as_deref() != Some(now.as_str())).then_some(now)
+    }
 }
 
 impl Gateway {
@@ -176,10 +215,10 @@ impl Gateway {
                 server: Server::new(server_config),
                 naming,
                 parts: Mutex::new(Parts {
-                    tools: vec![Vec::new(); links.len()],
-                    prompts: vec![Vec::new(); links.len()],
-                    resources: vec![Vec::new(); links.len()],
-                    templates: vec![Vec::new(); links.len()],
+                    tools: Kind::new(links.len()),
+                    prompts: Kind::new(links.len()),
+                    resources: Kind::new(links.len()),
+                    templates: Kind::new(links.len()),
                     hints: vec![(None, false); links.len()],
                     ..Parts::default()
                 }),
@@ -283,15 +322,7 @@ impl Gateway {
     /// carries in `_meta` under `io.toolwire/fingerprint`. Two replicas
     /// with the same upstreams and configuration print the same one.
     pub fn tools_fingerprint(&self) -> String {
-        let server = &self.inner.server;
-        let mut hash = Sha256::new();
-        for name in server.tool_names() {
-            if let Some(tool) = server.tool(&name) {
-                hash.update(serde_json::to_vec(tool.definition()).unwrap_or_default());
-                hash.update(b"\n");
-            }
-        }
-        hex(&hash.finalize())
+        self.inner.server.tools_fingerprint()
     }
 
     /// [`HEALTH_URI`]: the upstreams' health and the tool list's
@@ -406,10 +437,10 @@ impl Inner {
         }
         link.set_tool_count(tools.len());
         if let Ok(mut parts) = self.parts.lock() {
-            parts.tools[i] = tools;
-            parts.prompts[i] = prompts;
-            parts.resources[i] = resources;
-            parts.templates[i] = templates;
+            parts.tools.parts[i] = tools;
+            parts.prompts.parts[i] = prompts;
+            parts.resources.parts[i] = resources;
+            parts.templates.parts[i] = templates;
             parts.hints[i] = (listing.ttl_ms, listing.private);
             parts
                 .problems
@@ -429,13 +460,7 @@ impl Inner {
         let serving = self.serving.load(Ordering::Acquire);
         // A down upstream's names wait for it to come back.
         let waits = |i: usize| self.links[i].health().state == UpstreamState::Down;
-        let (tools, lost) = merge(
-            &parts.tools,
-            Tool::name,
-            &mut parts.tool_claims,
-            serving,
-            waits,
-        );
+        let (tools, lost) = parts.tools.merge(Tool::name, serving, waits);
         let collisions: Vec<NameProblem> = lost
             .into_iter()
             .map(|(exposed, first, second)| NameProblem::Collision {
@@ -444,13 +469,7 @@ impl Inner {
                 second: self.links[second].name().to_owned(),
             })
             .collect();
-        let (prompts, _) = merge(
-            &parts.prompts,
-            Prompt::name,
-            &mut parts.prompt_claims,
-            serving,
-            waits,
-        );
+        let (prompts, _) = parts.prompts.merge(Prompt::name, serving, waits);
         if serving {
             for c in &collisions {
                 if !parts.problems.contains(c) {
@@ -458,13 +477,7 @@ impl Inner {
                 }
             }
         }
-        let (merged, _) = merge(
-            &parts.resources,
-            Resource::uri,
-            &mut parts.resource_claims,
-            serving,
-            waits,
-        );
+        let (merged, _) = parts.resources.merge(Resource::uri, serving, waits);
         // The gateway's own resources come first and keep their URIs.
         let resources: Vec<Resource> = parts
             .own
@@ -476,13 +489,9 @@ impl Inner {
                     .filter(|r| !parts.own.iter().any(|o| o.uri() == r.uri())),
             )
             .collect();
-        let (templates, _) = merge(
-            &parts.templates,
-            ResourceTemplate::uri_template,
-            &mut parts.template_claims,
-            serving,
-            waits,
-        );
+        let (templates, _) = parts
+            .templates
+            .merge(ResourceTemplate::uri_template, serving, waits);
         parts
             .problems
             .retain(|p| !matches!(p, NameProblem::Collision { .. }));
@@ -493,45 +502,36 @@ impl Inner {
         self.apply_fail_closed();
         self.apply_cache_hints(parts);
         // Names are unique by construction, so no call can fail. A list
-        // whose definitions did not change is left alone, so listeners hear
+        // whose fingerprint did not change is left alone, so listeners hear
         // only of real changes.
         let server = &self.server;
-        let same_tools = {
-            let now = server.tool_names();
-            now.len() == tools.len()
-                && tools.iter().zip(&now).all(|(t, n)| {
-                    server
-                        .tool(n)
-                        .is_some_and(|old| old.definition() == t.definition())
-                })
-        };
-        if !same_tools && let Err(e) = server.replace_tools(tools) {
-            tracing::error!("merged tool list refused: {e}");
+        if let Some(f) = parts.tools.changed(&tools) {
+            match server.replace_tools(tools) {
+                Ok(()) => parts.tools.served = Some(f),
+                Err(e) => tracing::error!("merged tool list refused: {e}"),
+            }
         }
-        let same_prompts = {
-            let now = server.prompt_names();
-            now.len() == prompts.len()
-                && prompts.iter().zip(&now).all(|(p, n)| {
-                    server
-                        .prompt(n)
-                        .is_some_and(|old| old.definition() == p.definition())
-                })
-        };
-        if !same_prompts && let Err(e) = server.replace_prompts(prompts) {
-            tracing::error!("merged prompt list refused: {e}");
+        if let Some(f) = parts.prompts.changed(&prompts) {
+            match server.replace_prompts(prompts) {
+                Ok(()) => parts.prompts.served = Some(f),
+                Err(e) => tracing::error!("merged prompt list refused: {e}"),
+            }
         }
-        let same_resources = server.resource_uris()
-            == resources
-                .iter()
-                .map(|r| r.uri().to_owned())
-                .collect::<Vec<_>>()
-            && server.resource_template_uris()
-                == templates
-                    .iter()
-                    .map(|t| t.uri_template().to_owned())
-                    .collect::<Vec<_>>();
-        if !same_resources && let Err(e) = server.replace_resources(resources, templates) {
-            tracing::error!("merged resource list refused: {e}");
+        // Resources and templates are swapped in together.
+        let resources_changed = parts.resources.changed(&resources);
+        let templates_changed = parts.templates.changed(&templates);
+        if resources_changed.is_some() || templates_changed.is_some() {
+            match server.replace_resources(resources, templates) {
+                Ok(()) => {
+                    if let Some(f) = resources_changed {
+                        parts.resources.served = Some(f);
+                    }
+                    if let Some(f) = templates_changed {
+                        parts.templates.served = Some(f);
+                    }
+                }
+                Err(e) => tracing::error!("merged resource list refused: {e}"),
+            }
         }
     }
 
@@ -740,14 +740,37 @@ async fn first_listings(links: &[Arc<Link>], wait: Duration) -> Vec<First> {
     out
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::merge;
+    use super::{Kind, merge};
     use std::collections::HashMap;
+    use toolwire::Resource;
+
+    fn resource(uri: &str, description: &str) -> Resource {
+        Resource::builder(uri, "r")
+            .description(description)
+            .handler(|_cx| async { "x" })
+            .expect("a resource")
+    }
+
+    #[test]
+    fn a_merged_list_is_changed_when_any_definition_is_not_only_a_name() {
+        let mut kind: Kind<Resource> = Kind::new(1);
+        let list = vec![resource("mem://a", "one")];
+        let first = kind.changed(&list).expect("nothing served yet");
+        kind.served = Some(first.clone());
+        assert_eq!(kind.changed(&list), None, "the same list");
+        assert_eq!(
+            kind.changed(&[resource("mem://a", "one")]),
+            None,
+            "an equal list"
+        );
+        let redescribed = kind
+            .changed(&[resource("mem://a", "two")])
+            .expect("same URI, new description: changed");
+        assert_ne!(redescribed, first);
+        assert!(kind.changed(&[]).is_some(), "emptied");
+    }
 
     fn names(
         parts: &[Vec<&'static str>],

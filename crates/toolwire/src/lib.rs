@@ -125,7 +125,7 @@ pub use resource::{
 };
 pub use schema::SchemaError;
 pub use server::middleware;
-pub use server::{Server, ServerConfig};
+pub use server::{Defined, Server, ServerConfig, list_fingerprint};
 pub use signal::shutdown_signal;
 pub use tool::{Forwarded, Tool, ToolBuilder, ToolResult, Typed, Untyped, structured};
 #[cfg(feature = "http")]

@@ -17,6 +17,7 @@ pub mod middleware;
 mod notification;
 mod outcome;
 mod paging;
+pub use paging::{Defined, list_fingerprint};
 mod prompts;
 mod resources;
 mod rounds;
@@ -415,6 +416,12 @@ impl Server {
     /// Names of the registered tools, in order.
     pub fn tool_names(&self) -> Vec<String> {
         self.inner.tools.names()
+    }
+
+    /// The fingerprint of the tool list as served now (see
+    /// [`list_fingerprint`]).
+    pub fn tools_fingerprint(&self) -> String {
+        list_fingerprint(self.inner.tools.snapshot().items())
     }
 
     /// A registered tool by name.

@@ -105,9 +105,14 @@ fn page_meta<T: Defined>(
     meta
 }
 
-/// The lowercase hex SHA-256 of each entry's definition as JSON, in
-/// order, each followed by a newline.
-fn list_fingerprint<T: Defined>(items: &[T]) -> String {
+/// The fingerprint of a list of entries: the lowercase hex SHA-256 of
+/// each entry's definition as JSON, in order, each followed by a newline.
+/// It is what a list result carries in `_meta` under
+/// [`LIST_FINGERPRINT_KEY`] when
+/// [`ServerConfig::with_list_fingerprints`](crate::ServerConfig::with_list_fingerprints)
+/// is on, so a list built elsewhere (a gateway's merge, say) can be
+/// compared with one served.
+pub fn list_fingerprint<T: Defined>(items: &[T]) -> String {
     use sha2::Digest as _;
     let mut hash = sha2::Sha256::new();
     let mut buf = Vec::new();
@@ -126,14 +131,21 @@ fn list_fingerprint<T: Defined>(items: &[T]) -> String {
         })
 }
 
-/// An entry whose definition goes into its list's fingerprint.
-pub(crate) trait Defined {
+/// An entry of a list ([`Tool`](crate::Tool), [`Prompt`](crate::Prompt),
+/// [`Resource`](crate::Resource), [`ResourceTemplate`](crate::ResourceTemplate)),
+/// whose definition goes into the list's [`list_fingerprint`].
+pub trait Defined: sealed::Sealed {
     /// Appends the definition, as the list shows it, in JSON.
     fn write_definition(&self, out: &mut Vec<u8>);
 }
 
+mod sealed {
+    pub trait Sealed {}
+}
+
 macro_rules! defined {
     ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
         impl Defined for $t {
             fn write_definition(&self, out: &mut Vec<u8>) {
                 // A definition is plain data: it always serialises.

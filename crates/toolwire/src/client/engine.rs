@@ -296,7 +296,7 @@ impl Client {
         options: &RequestOptions,
     ) -> Result<Box<RawValue>, ClientError> {
         let id = self.next_id();
-        let headers = self.http_headers(method, params, wire)?;
+        let headers = self.http_headers(method, params, wire, options)?;
         let (body, token) = self.encode(&id, method.name, params, wire, options);
         let out = Outgoing {
             body,
@@ -571,7 +571,7 @@ impl Client {
             let (body, _) =
                 self.encode(&id, method.name, &params, wire, &RequestOptions::default());
             let out = Outgoing {
-                headers: self.http_headers(method, &params, wire)?,
+                headers: self.http_headers(method, &params, wire, &RequestOptions::default())?,
                 body,
                 id: id.clone(),
                 progress_token: None,

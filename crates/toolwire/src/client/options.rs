@@ -28,6 +28,9 @@ pub struct RequestOptions {
     /// A `tools/call` that becomes a task returns its handle instead of
     /// following it ([`Client::start_tool`](crate::Client::start_tool)).
     pub(crate) detach_task: bool,
+    /// HTTP headers of this request alone, over the client's own of the
+    /// same name (its `Authorization` included); ignored on stdio.
+    pub(crate) http_headers: Vec<(String, String)>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -39,6 +42,11 @@ impl fmt::Debug for RequestOptions {
             .field("timeout", &self.timeout)
             .field("capabilities", &self.capabilities)
             .field("max_time", &self.max_time)
+            // Names only: the values are credentials, as often as not.
+            .field(
+                "http_headers",
+                &self.http_headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -100,6 +108,19 @@ impl RequestOptions {
     #[must_use]
     pub fn with_client_capabilities(mut self, capabilities: &ClientCapabilities) -> Self {
         self.capabilities = serde_json::to_value(capabilities).ok();
+        self
+    }
+
+    /// Sends the HTTP header `name: value` with this request, in place of
+    /// the client's own header of that name (for `Authorization`, in place
+    /// of its bearer token): for a caller that acts for several users
+    /// through one client, such as a gateway sending each caller's own
+    /// credential upstream. Ignored on stdio. The value is marked
+    /// sensitive, and never logged; an invalid name or value fails the
+    /// request.
+    #[must_use]
+    pub fn with_http_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http_headers.push((name.into(), value.into()));
         self
     }
 

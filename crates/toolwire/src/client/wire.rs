@@ -201,10 +201,32 @@ impl Client {
         method: MethodInfo,
         params: &Map<String, Value>,
         wire: Wire<'_>,
+        options: &RequestOptions,
     ) -> Result<Vec<(HeaderName, HeaderValue)>, ClientError> {
         if self.inner.kind != TransportKind::Http {
             return Ok(Vec::new());
         }
+        let mut headers = self.protocol_headers(method, params, wire)?;
+        for (name, value) in &options.http_headers {
+            let name = HeaderName::try_from(name.as_str())
+                .map_err(|e| ClientError::Protocol(format!("header name {name:?}: {e}")))?;
+            let mut value = HeaderValue::try_from(value.as_str()).map_err(|_| {
+                ClientError::Protocol(format!("the value of header {name} is not a valid one"))
+            })?;
+            value.set_sensitive(true);
+            headers.push((name, value));
+        }
+        Ok(headers)
+    }
+
+    /// The headers the protocol puts on an HTTP request: the version, the
+    /// method and name, and the tool's mirrored parameters.
+    fn protocol_headers(
+        &self,
+        method: MethodInfo,
+        params: &Map<String, Value>,
+        wire: Wire<'_>,
+    ) -> Result<Vec<(HeaderName, HeaderValue)>, ClientError> {
         let version = match wire {
             Wire::Modern(v) => v,
             // Spec (2025-06-18): basic/transports.mdx#protocol-version-header

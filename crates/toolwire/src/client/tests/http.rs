@@ -186,3 +186,53 @@ async fn unsafe_integers_are_refused_locally_and_nullable_parameters_work() {
     assert!(calls[0]["headers"].get("mcp-param-region").is_none());
     assert_eq!(calls[1]["headers"]["mcp-param-region"], "eu");
 }
+
+#[tokio::test]
+async fn a_request_may_carry_headers_of_its_own_and_a_bad_one_fails_it() {
+    let (client, log) =
+        FakeHttp::client(ClientBuilder::new(), |req| match req["method"].as_str() {
+            Some("tools/list") => vec![result(req, tools_page(json!([regional()]), 60_000))],
+            _ => vec![result(req, text_result("ok"))],
+        });
+    let call = |options| {
+        crate::client::ToolCall::new("regional_echo")
+            .with_arguments(json!({"text": "hi"}))
+            .with_options(options)
+    };
+    client
+        .call_tool_with(call(
+            crate::client::RequestOptions::new()
+                .with_http_header("Authorization", "Bearer alice-key")
+                .with_http_header("X-Api-Key", "k1"),
+        ))
+        .await
+        .expect("with headers");
+    client
+        .call_tool_with(call(crate::client::RequestOptions::new()))
+        .await
+        .expect("without");
+    let calls = requests(&log, "tools/call");
+    assert_eq!(calls[0]["headers"]["authorization"], "Bearer alice-key");
+    assert_eq!(calls[0]["headers"]["x-api-key"], "k1");
+    assert_eq!(calls[0]["headers"]["mcp-method"], "tools/call");
+    assert!(
+        calls[1]["headers"].get("x-api-key").is_none(),
+        "{}",
+        calls[1]
+    );
+    let err = client
+        .call_tool_with(call(
+            crate::client::RequestOptions::new().with_http_header("X-Api-Key", "line\nbreak"),
+        ))
+        .await
+        .expect_err("not a header value");
+    assert!(
+        err.to_string().contains("X-Api-Key") || err.to_string().contains("x-api-key"),
+        "{err}"
+    );
+    assert!(
+        !err.to_string().contains("line"),
+        "the value is not repeated: {err}"
+    );
+    assert_eq!(requests(&log, "tools/call").len(), 2, "nothing was sent");
+}

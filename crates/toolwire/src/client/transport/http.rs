@@ -183,7 +183,10 @@ impl HttpTransport {
             return crate::client::auth::send_authorized(auth.as_ref(), |value| {
                 self.set_authorization(value);
                 let request = build().map(|mut req| {
-                    if let Some(v) = self.authorization.read().ok().and_then(|a| a.clone()) {
+                    // A request with an `Authorization` of its own keeps it.
+                    if !req.headers().contains_key(AUTHORIZATION)
+                        && let Some(v) = self.authorization.read().ok().and_then(|a| a.clone())
+                    {
                         req.headers_mut().insert(AUTHORIZATION, v);
                     }
                     req
@@ -226,8 +229,9 @@ impl HttpTransport {
         if let Some(session) = self.session() {
             headers.insert(SESSION_HEADER, session);
         }
+        // The request's own headers replace the client's of the same name.
         for (name, value) in &request.headers {
-            headers.append(name, value.clone());
+            headers.insert(name, value.clone());
         }
         Ok(req)
     }

@@ -124,6 +124,114 @@ pub(crate) struct UpstreamConfig {
     /// Per-tool overrides, by upstream name.
     #[serde(default)]
     pub(crate) tools: BTreeMap<String, ToolOverride>,
+    /// Each caller's own credential, by the subject of their access token,
+    /// instead of the gateway's for every caller.
+    pub(crate) per_subject: Option<PerSubjectConfig>,
+}
+
+/// `[upstreams.NAME.per_subject]`: the header each caller's credential
+/// goes in, and the credentials by subject.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PerSubjectConfig {
+    /// The header; `Authorization` by default.
+    pub(crate) header: Option<String>,
+    /// What goes before the secret in the header: `"Bearer "` for
+    /// `Authorization` by default, nothing for another header.
+    pub(crate) prefix: Option<String>,
+    /// The secret of each subject: a string (which may use `${VAR}`) or
+    /// `{ file = "PATH" }` (its first line).
+    pub(crate) subjects: BTreeMap<String, SecretSource>,
+}
+
+/// Where a secret comes from.
+#[derive(Clone, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum SecretSource {
+    /// The value itself (after `${VAR}` substitution).
+    Value(String),
+    /// The first line of a file.
+    File {
+        /// The file.
+        file: PathBuf,
+    },
+}
+
+impl fmt::Debug for SecretSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Value(_) => f.write_str("Value(<redacted>)"),
+            Self::File { file } => f.debug_struct("File").field("file", file).finish(),
+        }
+    }
+}
+
+/// A credential read from the configuration: never shown.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Secret(String);
+
+impl Secret {
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Whose credential a request forwarded for a caller carries.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Credentials {
+    /// The gateway's own (`headers`, `bearer_env`), whoever the caller.
+    #[default]
+    Gateway,
+    /// Each caller's own, by the subject of their access token.
+    PerSubject {
+        header: String,
+        prefix: String,
+        secrets: std::collections::HashMap<String, Secret>,
+    },
+}
+
+impl Credentials {
+    /// The header a request forwarded for `principal` (issuer and subject,
+    /// as the server's OAuth gives it) carries, if any; the refusal to
+    /// forward it otherwise. Never the gateway's own credential in place
+    /// of a caller's.
+    pub(crate) fn for_caller(
+        &self,
+        upstream: &str,
+        principal: Option<&str>,
+    ) -> Result<Option<(String, String)>, String> {
+        let Self::PerSubject {
+            header,
+            prefix,
+            secrets,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let Some(principal) = principal else {
+            return Err(format!(
+                "upstream {upstream:?} takes each caller's own credential, and this request has \
+                 no authenticated caller (serve the gateway with --auth-issuer)"
+            ));
+        };
+        let subject = principal.split_once(' ').map_or(principal, |(_, s)| s);
+        match secrets.get(subject) {
+            Some(secret) => Ok(Some((
+                header.clone(),
+                format!("{prefix}{}", secret.expose()),
+            ))),
+            None => Err(format!(
+                "upstream {upstream:?} has no credential for this caller: its per_subject \
+                 table names no subject {subject:?}"
+            )),
+        }
+    }
 }
 
 /// `[upstreams.NAME.tools.TOOL]`: a new name (the prefix still applies)
@@ -161,6 +269,7 @@ pub(crate) struct Upstream {
     pub(crate) allow: Vec<glob::Pattern>,
     pub(crate) deny: Vec<glob::Pattern>,
     pub(crate) overrides: BTreeMap<String, ToolOverride>,
+    pub(crate) credentials: Credentials,
 }
 
 impl GatewayConfig {
@@ -364,6 +473,55 @@ fn resolve_upstream(
             })
             .collect::<Result<Vec<_>, String>>()
     };
+    let credentials = match &c.per_subject {
+        None => Credentials::Gateway,
+        Some(_) if c.url.is_none() => {
+            return Err("`per_subject` applies to `url` upstreams only".into());
+        }
+        Some(p) => {
+            let header = p.header.clone().unwrap_or_else(|| "Authorization".into());
+            if http::HeaderName::try_from(header.as_str()).is_err() {
+                return Err(format!(
+                    "per_subject header {header:?} is not a header name"
+                ));
+            }
+            let prefix = p.prefix.clone().unwrap_or_else(|| {
+                if header.eq_ignore_ascii_case("authorization") {
+                    "Bearer ".into()
+                } else {
+                    String::new()
+                }
+            });
+            let mut secrets = std::collections::HashMap::new();
+            for (subject, source) in &p.subjects {
+                let value = match source {
+                    SecretSource::Value(v) => substitute(v, env)?,
+                    SecretSource::File { file } => std::fs::read_to_string(file)
+                        .map_err(|e| {
+                            format!("per_subject {subject:?}: reading {}: {e}", file.display())
+                        })?
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                };
+                if value.is_empty() {
+                    return Err(format!("per_subject {subject:?}: the credential is empty"));
+                }
+                if http::HeaderValue::try_from(format!("{prefix}{value}")).is_err() {
+                    return Err(format!(
+                        "per_subject {subject:?}: the credential cannot go in a header"
+                    ));
+                }
+                secrets.insert(subject.clone(), Secret(value));
+            }
+            Credentials::PerSubject {
+                header,
+                prefix,
+                secrets,
+            }
+        }
+    };
     let timeout = match c.timeout_ms {
         Some(0) => return Err("timeout_ms must be at least 1".into()),
         Some(ms) => Duration::from_millis(ms),
@@ -378,6 +536,7 @@ fn resolve_upstream(
         allow: globs(&c.allow, "allow")?,
         deny: globs(&c.deny, "deny")?,
         overrides: c.tools.clone(),
+        credentials,
     })
 }
 
@@ -434,6 +593,66 @@ headers = { Authorization = "Bearer ${PY_TOKEN}" }   # optional; ${VAR} from the
 
     fn env(var: &str) -> Option<String> {
         (var == "PY_TOKEN").then(|| "s3cret".to_owned())
+    }
+
+    #[test]
+    fn per_subject_credentials_resolve_never_show_and_never_fall_back() {
+        let text = r#"
+[upstreams.crm]
+url = "http://127.0.0.1:8001/mcp"
+[upstreams.crm.per_subject]
+header = "X-Api-Key"
+[upstreams.crm.per_subject.subjects]
+alice = "${PY_TOKEN}"
+"#;
+        let config: GatewayConfig = toml::from_str(text).expect("toml");
+        let ups = config.resolve_with(text, &env).expect("resolves");
+        let creds = &ups[0].credentials;
+        assert!(
+            !format!("{ups:?}").contains("s3cret"),
+            "a secret in Debug: {ups:?}"
+        );
+        assert_eq!(
+            creds.for_caller("crm", Some("https://as.example alice")),
+            Ok(Some(("X-Api-Key".to_owned(), "s3cret".to_owned()))),
+            "no prefix for a header other than Authorization"
+        );
+        let refused = creds
+            .for_caller("crm", Some("https://as.example bob"))
+            .expect_err("bob has none");
+        assert!(
+            refused.contains("\"crm\"") && refused.contains("\"bob\""),
+            "{refused}"
+        );
+        assert!(creds.for_caller("crm", None).is_err(), "no caller, no call");
+        assert_eq!(
+            Credentials::Gateway.for_caller("crm", None),
+            Ok(None),
+            "the gateway's own otherwise"
+        );
+        // Authorization by default, as a bearer token; a file's first line.
+        let dir = std::env::temp_dir().join(format!("tw-per-subject-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("bob");
+        std::fs::write(&file, "b0b\nignored\n").expect("write");
+        let text = format!(
+            "[upstreams.crm]\nurl = \"http://127.0.0.1:8001/mcp\"\n[upstreams.crm.per_subject.subjects]\nbob = {{ file = {:?} }}\n",
+            file.display().to_string()
+        );
+        let config: GatewayConfig = toml::from_str(&text).expect("toml");
+        let ups = config.resolve_with(&text, &env).expect("resolves");
+        assert_eq!(
+            ups[0].credentials.for_caller("crm", Some("iss bob")),
+            Ok(Some(("Authorization".to_owned(), "Bearer b0b".to_owned())))
+        );
+        // Only for an HTTP upstream; an unset variable is named.
+        let stdio =
+            "[upstreams.s]\ncommand = [\"x\"]\n[upstreams.s.per_subject.subjects]\na = \"k\"\n";
+        let e = parse(stdio).expect_err("stdio").to_string();
+        assert!(e.contains("`url` upstreams only"), "{e}");
+        let unset = "[upstreams.h]\nurl = \"http://h/mcp\"\n[upstreams.h.per_subject.subjects]\na = \"${NOPE}\"\n";
+        let e = parse(unset).expect_err("unset").to_string();
+        assert!(e.contains("NOPE"), "{e}");
     }
 
     fn parse(text: &str) -> Result<GatewayConfig, GatewayError> {

@@ -15,6 +15,7 @@ pub(crate) use held::Holds;
 pub(crate) use resources::{UriSpace, resource, template};
 pub(crate) use tasks::Forwarder;
 
+use crate::config::Credentials;
 use crate::upstream::Link;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -99,7 +100,7 @@ async fn call_tool(
     let mut call = ToolCall::new(name)
         .with_arguments(args)
         .without_argument_check()
-        .with_options(call_options(link, cx));
+        .with_options(call_options(link, cx)?);
     if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
         return held::call(link, client, call, hold, cx)
             .await
@@ -180,7 +181,7 @@ async fn get_prompt(
         meta: None,
     };
     let outcome = tokio::select! {
-        r = client.request_once::<GetPromptRequest>(params, options(link, cx)) => r,
+        r = client.request_once::<GetPromptRequest>(params, options(link, cx)?) => r,
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
@@ -216,12 +217,23 @@ fn relay_round(
 
 /// The options of a forwarded request: the downstream client's
 /// capabilities (so the upstream asks only for input the client can give),
-/// the upstream's time limit, and progress and logs relayed under the
-/// downstream request's token and level.
-fn options(link: &Link, cx: &RequestContext) -> RequestOptions {
+/// the upstream's time limit, progress and logs relayed under the
+/// downstream request's token and level, and, for an upstream that takes
+/// each caller's own credential, the caller's. A caller without one is
+/// refused, naming the upstream: never sent with the gateway's own.
+fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
     let mut options = RequestOptions::new()
         .with_client_capabilities(cx.client_capabilities())
         .with_timeout(link.spec.timeout);
+    match link
+        .spec
+        .credentials
+        .for_caller(link.name(), cx.principal())
+    {
+        Ok(Some((header, value))) => options = options.with_http_header(header, value),
+        Ok(None) => {}
+        Err(refused) => return Err(HandlerError::failed(refused)),
+    }
     if cx.progress_enabled() {
         let cx = cx.clone();
         options = options.with_progress(move |p| {
@@ -234,7 +246,7 @@ fn options(link: &Link, cx: &RequestContext) -> RequestOptions {
             cx.log(m.level, m.logger.as_deref(), m.data.clone());
         });
     }
-    options
+    Ok(options)
 }
 
 /// The options of a forwarded `tools/call`: [`options`], with the
@@ -243,21 +255,25 @@ fn options(link: &Link, cx: &RequestContext) -> RequestOptions {
 /// tasks.
 ///
 /// Spec: extensions/tasks#capability-negotiation
-fn call_options(link: &Link, cx: &RequestContext) -> RequestOptions {
-    let options = options(link, cx);
+fn call_options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
+    let options = options(link, cx)?;
     let declared = cx
         .client_capabilities()
         .extensions
         .as_ref()
         .is_some_and(|e| e.contains_key(TASKS_EXTENSION));
-    if !declared || link.offers_tasks() {
-        return options;
+    // A task is followed with the gateway's own requests (`tasks/get`,
+    // ...), which carry no caller's credential: an upstream that takes
+    // each caller's own runs its tools as plain calls.
+    let per_caller = !matches!(link.spec.credentials, Credentials::Gateway);
+    if !declared || (link.offers_tasks() && !per_caller) {
+        return Ok(options);
     }
     let mut capabilities = cx.client_capabilities().clone();
     if let Some(extensions) = &mut capabilities.extensions {
         extensions.remove(TASKS_EXTENSION);
     }
-    options.with_client_capabilities(&capabilities)
+    Ok(options.with_client_capabilities(&capabilities))
 }
 
 /// The upstream's input requests, unchanged, with its state wrapped.

@@ -6,7 +6,7 @@
 //! never reaches the upstream (spec: basic/authorization, token
 //! passthrough MUST NOT); the upstream sees the gateway's own credential.
 
-use super::auth::harness::{AuthServer, Toolwire, free_port, request};
+use super::auth::harness::{AuthServer, Toolwire, claims, free_port, request};
 use super::gateway::{gateway_http_with, scratch, write_config};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
@@ -178,4 +178,163 @@ async fn the_downstream_token_never_reaches_the_upstream_and_lists_are_private()
         !seen.contains(&downstream_token) && !seen.contains(signature),
         "the downstream token was forwarded upstream"
     );
+}
+
+/// A token of the provider's own key for `sub`, for `resource`.
+async fn token_of(auth: &AuthServer, sub: &str, resource: &str) -> String {
+    let mut c = claims(&auth.issuer, resource);
+    c["sub"] = json!(sub);
+    c["jti"] = json!(format!("{sub}-{resource}"));
+    auth.sign("current", json!({}), c).await
+}
+
+/// The `Authorization` of each `tools/call` the relay saw, by the text of
+/// its `echo`.
+fn calls_by_text(seen: &str) -> Vec<(String, String)> {
+    seen.split("POST /mcp HTTP/1.1\r\n")
+        .filter(|r| r.contains("\"tools/call\""))
+        .map(|r| {
+            let auth = r
+                .lines()
+                .find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("authorization")
+                        .then(|| value.trim().to_owned())
+                })
+                .unwrap_or_default();
+            let text = r
+                .split("\"text\":\"")
+                .nth(1)
+                .and_then(|t| t.split('"').next())
+                .unwrap_or_default()
+                .to_owned();
+            (text, auth)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() {
+    let up_port = free_port();
+    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
+    let gw_port = free_port();
+    let gw_base = format!("http://127.0.0.1:{gw_port}");
+    let gw_resource = format!("{gw_base}/mcp");
+    let auth = AuthServer::start(&gw_resource).await;
+    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
+    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
+    // The gateway's own credential (it lists the upstream with it), and
+    // alice's and bob's own for the upstream.
+    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
+    let alice_up = token_of(&auth, "alice", &up_resource).await;
+    let bob_up = token_of(&auth, "bob", &up_resource).await;
+    let dir = scratch("per-subject");
+    let bob_file = dir.join("bob-upstream-token");
+    std::fs::write(&bob_file, format!("{bob_up}\n")).expect("write bob's");
+    let config = write_config(
+        &dir,
+        &format!(
+            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\n\
+             [upstreams.up.per_subject.subjects]\nalice = \"${{ALICE_UP}}\"\nbob = {{ file = {:?} }}\n",
+            bob_file.display().to_string()
+        ),
+    );
+    let addr = format!("127.0.0.1:{gw_port}");
+    let (_gw, _url) = gateway_http_with(
+        &config,
+        &[
+            "--http",
+            &addr,
+            "--public-url",
+            &gw_base,
+            "--auth-issuer",
+            &auth.issuer,
+        ],
+        &[
+            ("GW_UP", gateway_up.as_str()),
+            ("ALICE_UP", alice_up.as_str()),
+        ],
+    )
+    .await;
+    let alice = token_of(&auth, "alice", &gw_resource).await;
+    let bob = token_of(&auth, "bob", &gw_resource).await;
+    let carol = token_of(&auth, "carol", &gw_resource).await;
+
+    // Side by side: alice's and bob's calls at once, three rounds.
+    for round in 0..3_u64 {
+        let call = |token: String, who: &'static str, id: u64| {
+            let base = gw_base.clone();
+            async move {
+                let text = format!("from {who} {round}");
+                let r = post(
+                    &base,
+                    Some(&token),
+                    id,
+                    "tools/call",
+                    json!({"name": "up__echo", "arguments": {"text": text}}),
+                )
+                .await;
+                assert_eq!(
+                    r["result"]["content"][0]["text"],
+                    text.as_str(),
+                    "{who}: {r}"
+                );
+            }
+        };
+        tokio::join!(
+            call(alice.clone(), "alice", 10 + round),
+            call(bob.clone(), "bob", 20 + round)
+        );
+    }
+    // Carol has no credential at the upstream: her call is refused there,
+    // naming the upstream, and is not sent with the gateway's own.
+    let r = post(
+        &gw_base,
+        Some(&carol),
+        30,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "from carol"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let refusal = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        refusal.contains("upstream \"up\"") && refusal.contains("no credential"),
+        "{refusal}"
+    );
+
+    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let calls = calls_by_text(&seen);
+    assert_eq!(
+        calls.len(),
+        6,
+        "alice's and bob's calls, and not carol's: {calls:?}"
+    );
+    for (text, authorization) in &calls {
+        let want = if text.starts_with("from alice") {
+            &alice_up
+        } else {
+            assert!(text.starts_with("from bob"), "{text}");
+            &bob_up
+        };
+        assert_eq!(
+            authorization,
+            &format!("Bearer {want}"),
+            "{text} went upstream with another caller's (or the gateway's) credential"
+        );
+    }
+    // The gateway's own credential still lists the upstream.
+    assert!(
+        seen.contains(&format!("Bearer {gateway_up}")),
+        "the gateway listed with its own"
+    );
+    // No downstream token went upstream.
+    for t in [&alice, &bob, &carol] {
+        assert!(
+            !seen.contains(t.as_str()),
+            "a downstream token was forwarded"
+        );
+    }
 }

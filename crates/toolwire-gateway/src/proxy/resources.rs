@@ -130,7 +130,7 @@ async fn read(
         meta: None,
     };
     let outcome = tokio::select! {
-        r = client.request_once::<ReadResourceRequest>(params, options(link, cx)) => r,
+        r = client.request_once::<ReadResourceRequest>(params, options(link, cx)?) => r,
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
@@ -180,10 +180,9 @@ pub(crate) fn completer(link: &Arc<Link>, reference: serde_json::Value) -> Compl
                 "context": {"arguments": context},
             }))
             .map_err(|e| toolwire::proto::ErrorObject::internal(e.to_string()))?;
-            match client
-                .request::<CompleteRequest>(params, options(&link, &cx))
-                .await
-            {
+            let options = options(&link, &cx)
+                .map_err(|e| toolwire::proto::ErrorObject::internal(e.to_string()))?;
+            match client.request::<CompleteRequest>(params, options).await {
                 Ok(r) => Ok::<Completion, toolwire::proto::ErrorObject>(r.completion),
                 Err(e) => match e.rpc() {
                     Some(rpc) => Err(rpc.clone()),

@@ -17,6 +17,10 @@ const DEFINE_TOOLS: [&str; 2] = ["define_tool", "undefine_tool"];
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct AuthArgs {
+    /// Whether handlers may see the caller's token: set by `gateway` for
+    /// an upstream with `passthrough`, never from the command line.
+    #[arg(skip)]
+    pub(crate) caller_tokens: bool,
     /// With `--http`: require OAuth 2.1 bearer tokens issued by the
     /// authorization server URL (its issuer identifier, compared exactly).
     /// JWT access tokens are checked against its keys (found in its
@@ -190,6 +194,9 @@ impl AuthArgs {
         }
         for (broader, narrower) in &self.scope_implies {
             auth = auth.with_scope_implies(broader.as_str(), [narrower.as_str()]);
+        }
+        if self.caller_tokens {
+            auth = auth.with_caller_tokens();
         }
         if let Some(scope) = &self.define_scope {
             for tool in DEFINE_TOOLS {

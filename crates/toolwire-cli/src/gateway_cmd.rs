@@ -35,7 +35,7 @@ enum GatewayCommand {
     },
 }
 
-pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
+pub(crate) async fn run(mut args: GatewayArgs) -> anyhow::Result<()> {
     if let Some(GatewayCommand::Check { config }) = args.command {
         return run_check(&config).await;
     }
@@ -45,6 +45,8 @@ pub(crate) async fn run(args: GatewayArgs) -> anyhow::Result<()> {
         );
     };
     let config = GatewayConfig::from_file(&path)?;
+    // An upstream that takes the caller's own token needs to see it.
+    args.serve.auth.caller_tokens = config.passes_tokens_through();
     let (mut server_config, _relay) = server_config("toolwire-gateway", &args.serve).await?;
     if args.serve.auth.auth_issuer.is_some() {
         // What a caller may see depends on its token: no shared caches.

@@ -127,6 +127,13 @@ pub(crate) struct UpstreamConfig {
     /// Each caller's own credential, by the subject of their access token,
     /// instead of the gateway's for every caller.
     pub(crate) per_subject: Option<PerSubjectConfig>,
+    /// Forward the caller's own access token, when it names this upstream
+    /// in `aud` (the weaker option: see the README).
+    #[serde(default)]
+    pub(crate) passthrough: bool,
+    /// The audience a passed-through token must name; the `url` by
+    /// default.
+    pub(crate) audience: Option<String>,
 }
 
 /// `[upstreams.NAME.per_subject]`: the header each caller's credential
@@ -194,6 +201,8 @@ pub(crate) enum Credentials {
         prefix: String,
         secrets: std::collections::HashMap<String, Secret>,
     },
+    /// The caller's own access token, when it names `audience`.
+    Passthrough { audience: String },
 }
 
 impl Credentials {
@@ -205,14 +214,33 @@ impl Credentials {
         &self,
         upstream: &str,
         principal: Option<&str>,
+        token: Option<&toolwire::CallerToken>,
     ) -> Result<Option<(String, String)>, String> {
-        let Self::PerSubject {
-            header,
-            prefix,
-            secrets,
-        } = self
-        else {
-            return Ok(None);
+        let (header, prefix, secrets) = match self {
+            Self::Gateway => return Ok(None),
+            Self::Passthrough { audience } => {
+                let Some(token) = token else {
+                    return Err(format!(
+                        "upstream {upstream:?} takes the caller's own token (passthrough), and \
+                         this request has none (serve the gateway with --auth-issuer)"
+                    ));
+                };
+                if !token.is_for(audience) {
+                    return Err(format!(
+                        "upstream {upstream:?} takes the caller's own token only when it is \
+                         also for {audience:?} (in aud), and this one is not"
+                    ));
+                }
+                return Ok(Some((
+                    "Authorization".into(),
+                    format!("Bearer {}", token.token()),
+                )));
+            }
+            Self::PerSubject {
+                header,
+                prefix,
+                secrets,
+            } => (header, prefix, secrets),
         };
         let Some(principal) = principal else {
             return Err(format!(
@@ -383,6 +411,15 @@ impl GatewayConfig {
             .map_or(DEFAULT_START_WAIT, Duration::from_millis)
     }
 
+    /// Whether an upstream takes the caller's own token (`passthrough`):
+    /// the gateway's server must then let its handlers see it
+    /// ([`AuthConfig::with_caller_tokens`](toolwire::AuthConfig::with_caller_tokens)).
+    pub fn passes_tokens_through(&self) -> bool {
+        self.resolved
+            .iter()
+            .any(|u| matches!(u.credentials, Credentials::Passthrough { .. }))
+    }
+
     /// The upstreams' keys, in file order.
     pub fn upstream_names(&self) -> Vec<&str> {
         self.upstreams.0.iter().map(|(k, _)| k.as_str()).collect()
@@ -473,7 +510,19 @@ fn resolve_upstream(
             })
             .collect::<Result<Vec<_>, String>>()
     };
+    if c.passthrough && c.per_subject.is_some() {
+        return Err("give `passthrough` or `per_subject`, not both".into());
+    }
+    if c.audience.is_some() && !c.passthrough {
+        return Err("`audience` applies with `passthrough = true` only".into());
+    }
     let credentials = match &c.per_subject {
+        None if c.passthrough => match &c.url {
+            Some(url) => Credentials::Passthrough {
+                audience: c.audience.clone().unwrap_or_else(|| url.clone()),
+            },
+            None => return Err("`passthrough` applies to `url` upstreams only".into()),
+        },
         None => Credentials::Gateway,
         Some(_) if c.url.is_none() => {
             return Err("`per_subject` applies to `url` upstreams only".into());
@@ -613,20 +662,23 @@ alice = "${PY_TOKEN}"
             "a secret in Debug: {ups:?}"
         );
         assert_eq!(
-            creds.for_caller("crm", Some("https://as.example alice")),
+            creds.for_caller("crm", Some("https://as.example alice"), None),
             Ok(Some(("X-Api-Key".to_owned(), "s3cret".to_owned()))),
             "no prefix for a header other than Authorization"
         );
         let refused = creds
-            .for_caller("crm", Some("https://as.example bob"))
+            .for_caller("crm", Some("https://as.example bob"), None)
             .expect_err("bob has none");
         assert!(
             refused.contains("\"crm\"") && refused.contains("\"bob\""),
             "{refused}"
         );
-        assert!(creds.for_caller("crm", None).is_err(), "no caller, no call");
+        assert!(
+            creds.for_caller("crm", None, None).is_err(),
+            "no caller, no call"
+        );
         assert_eq!(
-            Credentials::Gateway.for_caller("crm", None),
+            Credentials::Gateway.for_caller("crm", None, None),
             Ok(None),
             "the gateway's own otherwise"
         );
@@ -642,7 +694,7 @@ alice = "${PY_TOKEN}"
         let config: GatewayConfig = toml::from_str(&text).expect("toml");
         let ups = config.resolve_with(&text, &env).expect("resolves");
         assert_eq!(
-            ups[0].credentials.for_caller("crm", Some("iss bob")),
+            ups[0].credentials.for_caller("crm", Some("iss bob"), None),
             Ok(Some(("Authorization".to_owned(), "Bearer b0b".to_owned())))
         );
         // Only for an HTTP upstream; an unset variable is named.

@@ -228,7 +228,7 @@ fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerEr
     match link
         .spec
         .credentials
-        .for_caller(link.name(), cx.principal())
+        .for_caller(link.name(), cx.principal(), cx.caller_token())
     {
         Ok(Some((header, value))) => options = options.with_http_header(header, value),
         Ok(None) => {}

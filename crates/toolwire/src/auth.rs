@@ -70,6 +70,9 @@ pub struct VerifiedToken {
     pub expires_at: Option<SystemTime>,
     /// The client it was issued to (`client_id`), if the token says.
     pub client_id: Option<String>,
+    /// The audiences it names (`aud`): this server's canonical URI among
+    /// them, and any other resource it is also for.
+    pub audiences: Vec<String>,
 }
 
 /// Why a token was not accepted.
@@ -149,6 +152,8 @@ pub struct AuthConfig {
     opaque: Option<Arc<dyn TokenVerifier>>,
     policy: ScopePolicy,
     cache_capacity: usize,
+    /// Whether handlers may see the caller's token (`with_caller_tokens`).
+    caller_tokens: bool,
 }
 
 impl std::fmt::Debug for AuthConfig {
@@ -201,7 +206,19 @@ impl AuthConfig {
             opaque: None,
             policy: ScopePolicy::default(),
             cache_capacity: 10_000,
+            caller_tokens: false,
         })
+    }
+
+    /// Lets handlers see each caller's access token and its audiences
+    /// ([`RequestContext::caller_token`](crate::RequestContext::caller_token)),
+    /// for a server that forwards it on purpose: a gateway's opt-in
+    /// passthrough to an upstream the token also names. Off by default,
+    /// so that no handler of an ordinary server can leak a token.
+    #[must_use]
+    pub fn with_caller_tokens(mut self) -> Self {
+        self.caller_tokens = true;
+        self
     }
 
     /// Tokens that are not JWTs (not three dot-separated parts) go to
@@ -580,11 +597,16 @@ impl Authenticator {
             },
             None => UNTIMED_TTL,
         };
+        let caller = self
+            .config
+            .caller_tokens
+            .then(|| crate::context::CallerToken::new(token.as_str(), verified.audiences));
         let grant = Arc::new(Grant {
             principal: format!("{} {}", verified.issuer, verified.subject).into(),
             client: verified.client_id.map(Into::into),
             scopes: self.policy.expand(verified.scopes),
             policy: Arc::clone(&self.policy),
+            caller,
         });
         tracing::debug!(principal = %grant.principal, "bearer token verified");
         self.cache.insert(

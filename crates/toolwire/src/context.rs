@@ -151,6 +151,7 @@ struct Inner {
     /// Set once the response is on its way: no more notifications.
     finished: AtomicBool,
     principal: OnceLock<Arc<str>>,
+    caller: OnceLock<CallerToken>,
     round: OnceLock<RoundInput>,
     /// Set while the handler runs inside a task: its progress becomes the
     /// task's status message.
@@ -203,6 +204,7 @@ impl RequestContext {
                 last_progress: Mutex::new(None),
                 finished: AtomicBool::new(false),
                 principal: OnceLock::new(),
+                caller: OnceLock::new(),
                 round: OnceLock::new(),
                 task: OnceLock::new(),
                 defer: Mutex::new(None),
@@ -214,6 +216,15 @@ impl RequestContext {
     pub(crate) fn with_principal(self, principal: Option<Arc<str>>) -> Self {
         if let Some(p) = principal {
             let _ = self.inner.principal.set(p);
+        }
+        self
+    }
+
+    /// Attaches the caller's access token, when the server lets handlers
+    /// see it.
+    pub(crate) fn with_caller_token(self, caller: Option<CallerToken>) -> Self {
+        if let Some(c) = caller {
+            let _ = self.inner.caller.set(c);
         }
         self
     }
@@ -290,6 +301,15 @@ impl RequestContext {
     /// (`"https://auth.example.com user-42"`); `None` without it.
     pub fn principal(&self) -> Option<&str> {
         self.inner.principal.get().map(|p| &**p)
+    }
+
+    /// The access token the caller presented, and the audiences it names:
+    /// only on a server whose resource server was built with
+    /// [`AuthConfig::with_caller_tokens`](crate::AuthConfig::with_caller_tokens),
+    /// for a handler that forwards it on purpose (a gateway's passthrough
+    /// to an upstream the token is also for). `None` otherwise.
+    pub fn caller_token(&self) -> Option<&CallerToken> {
+        self.inner.caller.get()
     }
 
     /// Which attempt at this request this is: 1 for a first call, 2 for the
@@ -642,5 +662,61 @@ mod tests {
         }
         assert_eq!(cx.state::<S>().expect("typed"), Some(S { n: 7 }));
         assert!(cx.state::<String>().is_err());
+    }
+}
+
+/// A caller's access token as a handler may see it
+/// ([`RequestContext::caller_token`]): never shown by `Debug`.
+#[derive(Clone)]
+pub struct CallerToken {
+    token: Arc<str>,
+    audiences: Arc<[String]>,
+}
+
+impl CallerToken {
+    #[cfg_attr(not(feature = "auth"), allow(dead_code))]
+    pub(crate) fn new(token: &str, audiences: Vec<String>) -> Self {
+        Self {
+            token: token.into(),
+            audiences: audiences.into(),
+        }
+    }
+
+    /// The token, as the caller sent it.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The audiences it names (`aud`).
+    pub fn audiences(&self) -> &[String] {
+        &self.audiences
+    }
+
+    /// Whether `audience` is one of them (compared exactly).
+    pub fn is_for(&self, audience: &str) -> bool {
+        self.audiences.iter().any(|a| a == audience)
+    }
+}
+
+impl std::fmt::Debug for CallerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallerToken")
+            .field("token", &"<redacted>")
+            .field("audiences", &self.audiences)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod caller_token_tests {
+    use super::CallerToken;
+
+    #[test]
+    fn debug_never_shows_the_token() {
+        let t = CallerToken::new("s3kret.token", vec!["https://up.example/mcp".into()]);
+        let shown = format!("{t:?}");
+        assert!(!shown.contains("s3kret"), "{shown}");
+        assert!(shown.contains("https://up.example/mcp"), "{shown}");
+        assert!(t.is_for("https://up.example/mcp") && !t.is_for("https://up.example"));
     }
 }

@@ -108,7 +108,7 @@ pub use client::{
     TaskHandle, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
-pub use context::RequestContext;
+pub use context::{CallerToken, RequestContext};
 pub use handler::{
     EntryKind, HandlerError, HandlerOutput, IntoHandlerOutput, IntoTypedOutput, PromptProblem,
     RegistrationError, ResourceProblem, ToolError,

@@ -251,6 +251,7 @@ impl TestClient {
             client: None,
             scopes: policy.expand(scopes.into_iter().map(Into::into)),
             policy,
+            caller: None,
         };
         self.principal = Some(principal);
         self.grant = Some(Arc::new(grant));

@@ -338,3 +338,81 @@ async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() 
         );
     }
 }
+
+#[tokio::test]
+async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
+    let up_port = free_port();
+    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
+    let gw_port = free_port();
+    let gw_base = format!("http://127.0.0.1:{gw_port}");
+    let gw_resource = format!("{gw_base}/mcp");
+    let auth = AuthServer::start(&gw_resource).await;
+    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
+    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
+    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
+    let dir = scratch("passthrough");
+    let config = write_config(
+        &dir,
+        &format!(
+            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\npassthrough = true\naudience = {up_resource:?}\n"
+        ),
+    );
+    let addr = format!("127.0.0.1:{gw_port}");
+    let (_gw, _url) = gateway_http_with(
+        &config,
+        &[
+            "--http",
+            &addr,
+            "--public-url",
+            &gw_base,
+            "--auth-issuer",
+            &auth.issuer,
+        ],
+        &[("GW_UP", gateway_up.as_str())],
+    )
+    .await;
+    // For both the gateway and the upstream; for the gateway alone.
+    let mut both = claims(&auth.issuer, &gw_resource);
+    both["aud"] = json!([gw_resource, up_resource]);
+    both["sub"] = json!("alice");
+    let both = auth.sign("current", json!({}), both).await;
+    let gateway_only = token_of(&auth, "bob", &gw_resource).await;
+
+    let r = post(
+        &gw_base,
+        Some(&both),
+        1,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "passed through"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["content"][0]["text"], "passed through", "{r}");
+    let r = post(
+        &gw_base,
+        Some(&gateway_only),
+        2,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "not for the upstream"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let refusal = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        refusal.contains("upstream \"up\"") && refusal.contains("aud"),
+        "{refusal}"
+    );
+
+    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let calls = calls_by_text(&seen);
+    assert_eq!(
+        calls,
+        [("passed through".to_owned(), format!("Bearer {both}"))],
+        "only the token that names the upstream went, and with its own call"
+    );
+    assert!(
+        !seen.contains(&gateway_only),
+        "a token not for the upstream went upstream"
+    );
+}

@@ -106,6 +106,7 @@ mod tests {
             client: None,
             scopes: Default::default(),
             policy: Arc::new(ScopePolicy::default()),
+            caller: None,
         })
     }
 

@@ -320,6 +320,7 @@ impl IntrospectionVerifier {
             // grant is then kept briefly.
             expires_at: answer.exp.and_then(epoch_secs),
             client_id: answer.client_id,
+            audiences: answer.aud.map(Audience::into_vec).unwrap_or_default(),
         })
     }
 }
@@ -352,9 +353,19 @@ struct Answer {
     aud: Option<Audience>,
 }
 
+/// `aud`: one audience or several.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Audience {
+pub(super) enum Audience {
     One(String),
     Many(Vec<String>),
+}
+
+impl Audience {
+    pub(super) fn into_vec(self) -> Vec<String> {
+        match self {
+            Self::One(a) => vec![a],
+            Self::Many(all) => all,
+        }
+    }
 }

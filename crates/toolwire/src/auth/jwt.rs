@@ -248,6 +248,8 @@ struct Claims {
     scope: Option<String>,
     #[serde(default)]
     client_id: Option<String>,
+    #[serde(default)]
+    aud: Option<super::introspect::Audience>,
 }
 
 fn invalid(why: &str) -> TokenError {
@@ -321,6 +323,10 @@ impl Inner {
                 .collect(),
             expires_at: Some(expires_at),
             client_id: claims.client_id,
+            audiences: claims
+                .aud
+                .map(super::introspect::Audience::into_vec)
+                .unwrap_or_default(),
         })
     }
 

@@ -82,6 +82,8 @@ pub(crate) struct Grant {
     pub(crate) client: Option<Arc<str>>,
     pub(crate) scopes: HashSet<Box<str>>,
     pub(crate) policy: Arc<ScopePolicy>,
+    /// The token itself, when the server lets handlers see it.
+    pub(crate) caller: Option<crate::context::CallerToken>,
 }
 
 impl Grant {
@@ -148,6 +150,7 @@ mod tests {
             principal: "p".into(),
             scopes: policy.expand(scopes.iter().map(|s| (*s).to_owned())),
             policy: Arc::clone(&policy),
+            caller: None,
         };
         let own = ["tools:read".to_owned()];
         assert!(grant(&["tools:read"]).may(Kind::Tool, "echo", &own));

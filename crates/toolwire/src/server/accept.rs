@@ -353,6 +353,15 @@ pub(crate) enum Who {
 }
 
 impl Who {
+    /// The caller's token, when the server lets handlers see it.
+    pub(crate) fn caller_token(&self) -> Option<crate::context::CallerToken> {
+        match self {
+            #[cfg(feature = "auth")]
+            Self::Granted(grant) => grant.caller.clone(),
+            _ => None,
+        }
+    }
+
     /// The principal, for the handler's context.
     pub(crate) fn into_principal(self) -> Option<Arc<str>> {
         match self {

@@ -62,6 +62,7 @@ impl Server {
                     context: context.arguments.unwrap_or_default(),
                 };
                 let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
+                    .with_caller_token(p.who.caller_token())
                     .with_principal(p.who.into_principal());
                 let outcome = c.complete(req, cx.clone()).await;
                 cx.finish();

@@ -118,6 +118,7 @@ impl Server {
             Err(e) => return Outcome::error(e),
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
+            .with_caller_token(p.who.caller_token())
             .with_principal(p.who.into_principal())
             .with_round(input);
         let outcome = (prompt.inner.handler)(args, cx.clone()).await;

@@ -208,6 +208,7 @@ impl Server {
                 Err(outcome) => return outcome,
             };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
+            .with_caller_token(p.who.caller_token())
             .with_principal(p.who.into_principal())
             .with_round(input);
         let outcome = (reader.handler)(vars, cx.clone()).await;

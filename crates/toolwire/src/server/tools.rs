@@ -118,6 +118,7 @@ impl Server {
         };
         // A reference count, not a copy: every call passes here.
         let client = p.client_id().cloned();
+        let caller = p.who.caller_token();
         let principal = p.who.into_principal();
         if as_task {
             // A deferred call's handler runs this round as a plain call
@@ -170,6 +171,7 @@ impl Server {
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
             .with_principal(principal)
+            .with_caller_token(caller)
             .with_round(input);
         let outcome = match timed {
             None => (tool.handler)(args, cx.clone()).await,

@@ -38,6 +38,7 @@ impl TokenVerifier for Table {
                 scopes: scopes.iter().map(|s| (*s).to_owned()).collect(),
                 expires_at: Some(std::time::SystemTime::now() + std::time::Duration::from_secs(60)),
                 client_id: None,
+                audiences: vec!["https://mcp.test/mcp".into()],
             })
         })
     }
@@ -449,5 +450,46 @@ async fn the_audit_layer_sees_scope_refusals_in_both_eras() {
     for r in refusals {
         assert_eq!(r.1.as_deref(), Some("https://as.test user-a"), "{seen:?}");
         assert_eq!((r.2.as_str(), r.3), ("error", Some(-32600)), "{seen:?}");
+    }
+}
+
+/// A handler sees the caller's token only on a server built to show it.
+#[tokio::test]
+async fn the_caller_token_reaches_handlers_only_when_asked_for() {
+    for shown in [false, true] {
+        let server = Server::new(ServerConfig::new("caller", "0"));
+        let tool = Tool::builder("token")
+            .input_schema(json!({"type": "object"}))
+            .handler(|_: Value, cx: toolwire::RequestContext| async move {
+                match cx.caller_token() {
+                    Some(t) => format!("{} for {}", t.token(), t.audiences().join(",")),
+                    None => "hidden".to_owned(),
+                }
+            })
+            .expect("tool");
+        server.add_tool(tool).expect("add");
+        let table = Table {
+            calls: Arc::new(AtomicUsize::new(0)),
+        };
+        let mut auth = AuthConfig::new(RESOURCE, table).expect("auth");
+        if shown {
+            auth = auth.with_caller_tokens();
+        }
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        tokio::spawn(toolwire::serve_http_on(
+            server,
+            listener,
+            HttpConfig::new().with_auth(auth),
+            std::future::pending::<()>(),
+        ));
+        let call = body(1, "tools/call", json!({"name": "token", "arguments": {}}));
+        let r = send(addr, Some("a"), &call).await;
+        let text = r.json()["result"]["content"][0]["text"].clone();
+        if shown {
+            assert_eq!(text, "a for https://mcp.test/mcp");
+        } else {
+            assert_eq!(text, "hidden");
+        }
     }
 }

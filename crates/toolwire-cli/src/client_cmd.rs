@@ -16,6 +16,7 @@ mod form_check;
 mod interact;
 mod log;
 mod render;
+mod suggest;
 mod words;
 
 use anyhow::{Context as _, bail};
@@ -436,9 +437,29 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
     } = run;
     let tools = client.list_tools().await.context("tools/list failed")?;
     let definition = tools.iter().find(|t| t.name == tool);
+    // A tool the server does not list may still answer (it is called
+    // anyway); if the call fails, the error names the tools that exist.
+    let unlisted = definition.is_none().then(|| {
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let near = suggest::closest(tool, names.iter().copied())
+            .map(|n| format!("did you mean {n}? "))
+            .unwrap_or_default();
+        if names.is_empty() {
+            format!("{tool:?} is not listed: the server lists no tools")
+        } else {
+            format!(
+                "{tool:?} is not listed: {near}the server's tools are {}",
+                names.join(", ")
+            )
+        }
+    });
     if definition.is_none() && !pairs.is_empty() {
         tracing::warn!("tool {tool:?} is not listed; arguments are not typed by its schema");
     }
+    let failed = |e: anyhow::Error| match &unlisted {
+        Some(hint) => e.context(hint.clone()),
+        None => e,
+    };
     let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
     // Always ask for progress: it keeps the idle --timeout from cutting off
     // a long call that reports it, and reaches a log with --progress.
@@ -451,7 +472,8 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         let handle = match client
             .start_tool(call)
             .await
-            .with_context(|| format!("calling {tool:?} failed"))?
+            .with_context(|| format!("calling {tool:?} failed"))
+            .map_err(failed)?
         {
             toolwire::Started::Task(handle) => handle,
             toolwire::Started::Done(result) => return Ok(Called::Result(result)),
@@ -479,6 +501,7 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         .await
         .map(Called::Result)
         .with_context(|| format!("calling {tool:?} failed"))
+        .map_err(failed)
 }
 
 /// `toolwire task get|wait|cancel`: one task, by id, on the server the

@@ -24,14 +24,47 @@ pub(crate) fn build(
         if key.is_empty() {
             bail!("argument {pair:?} has an empty key");
         }
-        let property = schema
+        let properties = schema
             .and_then(|s| s.get("properties"))
-            .and_then(|p| p.get(key));
+            .and_then(Value::as_object);
+        let property = properties.and_then(|p| p.get(key));
+        // A misspelt name would otherwise go as an extra argument that the
+        // tool may well ignore.
+        if let Some(properties) = properties
+            && property.is_none()
+            && !extra_allowed(schema)
+        {
+            let names: Vec<&str> = properties.keys().map(String::as_str).collect();
+            let hint = match super::suggest::closest(key, names.iter().copied()) {
+                Some(near) => format!("did you mean {near}? "),
+                None => String::new(),
+            };
+            bail!(
+                "the tool has no argument {key:?}: {hint}its arguments are {} \
+                 (--args '{{...}}' sends any JSON unchecked)",
+                if names.is_empty() {
+                    "none".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            );
+        }
         let value =
             typed(raw, property).with_context(|| format!("argument {key}: cannot read {raw:?}"))?;
         args.insert(key.to_owned(), value);
     }
     Ok(args)
+}
+
+/// Whether the schema says arguments it does not declare are welcome
+/// (`additionalProperties` `true` or a schema): only then does a `key=value`
+/// with an undeclared key go as is.
+fn extra_allowed(schema: Option<&Map<String, Value>>) -> bool {
+    match schema.and_then(|s| s.get("additionalProperties")) {
+        Some(Value::Bool(allowed)) => *allowed,
+        Some(Value::Object(_)) => true,
+        _ => false,
+    }
 }
 
 /// `raw` as the type the property's schema declares. Without a single
@@ -129,12 +162,40 @@ mod tests {
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
-        let args = build(Some(&schema()), Some(r#"{"s": "x", "keep": 1}"#), &pairs).expect("ok");
+        // Undeclared keys (`free`, `text`) go as they are where the schema
+        // welcomes them.
+        let mut open = schema();
+        open.insert("additionalProperties".into(), json!(true));
+        let args = build(Some(&open), Some(r#"{"s": "x", "keep": 1}"#), &pairs).expect("ok");
         assert_eq!(
             Value::Object(args),
             json!({"s": "42", "i": -7, "n": 2.5, "b": true, "a": [1, 2], "o": {"k": 1},
                    "opt": null, "u": 5, "free": 3, "text": "a=b", "keep": 1})
         );
+    }
+
+    #[test]
+    fn an_undeclared_name_is_refused_with_the_likely_one() {
+        let err = build(Some(&schema()), None, &["oopt=1".to_owned()])
+            .expect_err("not declared")
+            .to_string();
+        assert!(err.contains("no argument \"oopt\""), "{err}");
+        assert!(err.contains("did you mean opt?"), "{err}");
+        assert!(
+            err.contains("its arguments are") && err.contains("opt"),
+            "{err}"
+        );
+        let err = build(Some(&schema()), None, &["zzzzzz=1".to_owned()])
+            .expect_err("not declared")
+            .to_string();
+        assert!(!err.contains("did you mean"), "nothing close: {err}");
+        // --args is not checked; a schema without properties takes any key.
+        assert!(build(Some(&schema()), Some(r#"{"oopt": 1}"#), &[]).is_ok());
+        let bare = json!({"type": "object"})
+            .as_object()
+            .cloned()
+            .expect("object");
+        assert!(build(Some(&bare), None, &["any=1".to_owned()]).is_ok());
     }
 
     #[test]

@@ -404,6 +404,29 @@ async fn cli_call_types_arguments_by_schema() {
 }
 
 #[tokio::test]
+async fn cli_names_what_exists_when_a_tool_or_argument_is_misspelt() {
+    let serve = serve_cmd();
+    // countdown takes `steps` and `interval_ms`: `step` is a slip.
+    let (ok, out, err) = run(&["call", "--stdio", &serve, "countdown", "step=2"]).await;
+    assert!(!ok, "a misspelt argument is not dropped silently: {out}");
+    assert!(
+        err.contains("no argument \"step\"") && err.contains("did you mean steps?"),
+        "{err}"
+    );
+    assert!(
+        err.contains("interval_ms"),
+        "the arguments are named: {err}"
+    );
+    // A tool that is not listed: the error names those that are.
+    let (ok, _, err) = run(&["call", "--stdio", &serve, "ecoh", "text=hi"]).await;
+    assert!(!ok);
+    assert!(
+        err.contains("did you mean echo?") && err.contains("echo, add, countdown"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
 async fn cli_errors_are_clear_and_exit_non_zero() {
     let serve = serve_cmd();
     let (ok, out, err) = run(&["call", "--stdio", &serve, "nope"]).await;

@@ -134,6 +134,24 @@ pub(crate) struct UpstreamConfig {
     /// The audience a passed-through token must name; the `url` by
     /// default.
     pub(crate) audience: Option<String>,
+    /// Each caller's token exchanged (RFC 8693) for one for this upstream.
+    pub(crate) token_exchange: Option<TokenExchangeConfig>,
+}
+
+/// `[upstreams.NAME.token_exchange]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct TokenExchangeConfig {
+    /// The authorization server's token endpoint.
+    pub(crate) token_endpoint: String,
+    /// The gateway's client id there.
+    pub(crate) client_id: String,
+    /// The environment variable holding the gateway's client secret.
+    pub(crate) client_secret_env: String,
+    /// The resource (and audience) asked for; the `url` by default.
+    pub(crate) resource: Option<String>,
+    /// The scope asked for, if any.
+    pub(crate) scope: Option<String>,
 }
 
 /// `[upstreams.NAME.per_subject]`: the header each caller's credential
@@ -203,6 +221,8 @@ pub(crate) enum Credentials {
     },
     /// The caller's own access token, when it names `audience`.
     Passthrough { audience: String },
+    /// The caller's token exchanged for one for this upstream.
+    Exchange(std::sync::Arc<crate::exchange::Exchanger>),
 }
 
 impl Credentials {
@@ -217,7 +237,7 @@ impl Credentials {
         token: Option<&toolwire::CallerToken>,
     ) -> Result<Option<(String, String)>, String> {
         let (header, prefix, secrets) = match self {
-            Self::Gateway => return Ok(None),
+            Self::Gateway | Self::Exchange(_) => return Ok(None),
             Self::Passthrough { audience } => {
                 let Some(token) = token else {
                     return Err(format!(
@@ -411,13 +431,17 @@ impl GatewayConfig {
             .map_or(DEFAULT_START_WAIT, Duration::from_millis)
     }
 
-    /// Whether an upstream takes the caller's own token (`passthrough`):
+    /// Whether an upstream takes the caller's own token (`passthrough`), or
+    /// one exchanged for it (`token_exchange`):
     /// the gateway's server must then let its handlers see it
     /// ([`AuthConfig::with_caller_tokens`](toolwire::AuthConfig::with_caller_tokens)).
     pub fn passes_tokens_through(&self) -> bool {
-        self.resolved
-            .iter()
-            .any(|u| matches!(u.credentials, Credentials::Passthrough { .. }))
+        self.resolved.iter().any(|u| {
+            matches!(
+                u.credentials,
+                Credentials::Passthrough { .. } | Credentials::Exchange(_)
+            )
+        })
     }
 
     /// The upstreams' keys, in file order.
@@ -510,13 +534,17 @@ fn resolve_upstream(
             })
             .collect::<Result<Vec<_>, String>>()
     };
-    if c.passthrough && c.per_subject.is_some() {
-        return Err("give `passthrough` or `per_subject`, not both".into());
+    let modes = usize::from(c.passthrough)
+        + usize::from(c.per_subject.is_some())
+        + usize::from(c.token_exchange.is_some());
+    if modes > 1 {
+        return Err("give one of `passthrough`, `per_subject` and `token_exchange`".into());
     }
     if c.audience.is_some() && !c.passthrough {
         return Err("`audience` applies with `passthrough = true` only".into());
     }
     let credentials = match &c.per_subject {
+        None if c.token_exchange.is_some() => exchange(c, env)?,
         None if c.passthrough => match &c.url {
             Some(url) => Credentials::Passthrough {
                 audience: c.audience.clone().unwrap_or_else(|| url.clone()),
@@ -587,6 +615,28 @@ fn resolve_upstream(
         overrides: c.tools.clone(),
         credentials,
     })
+}
+
+/// The token exchange of an upstream with `[token_exchange]`.
+fn exchange(
+    c: &UpstreamConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Credentials, String> {
+    let (Some(x), Some(url)) = (&c.token_exchange, &c.url) else {
+        return Err("`token_exchange` applies to `url` upstreams only".into());
+    };
+    let secret = env(&x.client_secret_env).ok_or_else(|| {
+        format!(
+            "token_exchange client_secret_env names {}, which is not set in the environment",
+            x.client_secret_env
+        )
+    })?;
+    let client = toolwire::TokenExchange::new(&x.token_endpoint, &x.client_id, secret)
+        .map_err(|e| format!("token_exchange: {e}"))?;
+    let resource = x.resource.clone().unwrap_or_else(|| url.clone());
+    Ok(Credentials::Exchange(std::sync::Arc::new(
+        crate::exchange::Exchanger::new(client, resource, x.scope.clone()),
+    )))
 }
 
 /// `${VAR}` replaced by the variable's value; `$${` is a literal `${`.
@@ -705,6 +755,32 @@ alice = "${PY_TOKEN}"
         let unset = "[upstreams.h]\nurl = \"http://h/mcp\"\n[upstreams.h.per_subject.subjects]\na = \"${NOPE}\"\n";
         let e = parse(unset).expect_err("unset").to_string();
         assert!(e.contains("NOPE"), "{e}");
+    }
+
+    #[test]
+    fn one_credential_mode_per_upstream_and_each_checked_at_start() {
+        let both = "[upstreams.h]\nurl = \"http://h/mcp\"\npassthrough = true\n[upstreams.h.per_subject.subjects]\na = \"k\"\n";
+        let e = parse(both).expect_err("two modes").to_string();
+        assert!(e.contains("give one of"), "{e}");
+        let no_secret = "[upstreams.h]\nurl = \"http://h/mcp\"\n[upstreams.h.token_exchange]\ntoken_endpoint = \"https://as/token\"\nclient_id = \"gw\"\nclient_secret_env = \"NOPE\"\n";
+        let e = parse(no_secret).expect_err("unset").to_string();
+        assert!(e.contains("NOPE"), "{e}");
+        let plain_http = no_secret
+            .replace("https://as/token", "http://as.example/token")
+            .replace("NOPE", "PY_TOKEN");
+        let e = parse(&plain_http)
+            .expect_err("http off loopback")
+            .to_string();
+        assert!(e.contains("https"), "{e}");
+        let stray = "[upstreams.h]\nurl = \"http://h/mcp\"\naudience = \"x\"\n";
+        assert!(parse(stray).is_err(), "audience without passthrough");
+        let ok = no_secret
+            .replace("NOPE", "PY_TOKEN")
+            .replace("https://as/token", "http://127.0.0.1:9/token");
+        let config = parse(&ok).expect("exchange");
+        let ups = config.resolve_with(&ok, &env).expect("resolves");
+        assert!(matches!(ups[0].credentials, Credentials::Exchange(_)));
+        assert!(!format!("{ups:?}").contains("s3cret"), "{ups:?}");
     }
 
     fn parse(text: &str) -> Result<GatewayConfig, GatewayError> {

@@ -30,6 +30,7 @@
 
 mod check;
 mod config;
+mod exchange;
 mod gateway;
 mod names;
 mod proxy;

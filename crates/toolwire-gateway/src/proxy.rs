@@ -100,7 +100,7 @@ async fn call_tool(
     let mut call = ToolCall::new(name)
         .with_arguments(args)
         .without_argument_check()
-        .with_options(call_options(link, cx)?);
+        .with_options(call_options(link, cx).await?);
     if hold.is_some() || matches!(client.era(), Some(toolwire::ProtocolEra::Legacy)) {
         return held::call(link, client, call, hold, cx)
             .await
@@ -180,8 +180,9 @@ async fn get_prompt(
         request_state: state,
         meta: None,
     };
+    let options = options(link, cx).await?;
     let outcome = tokio::select! {
-        r = client.request_once::<GetPromptRequest>(params, options(link, cx)?) => r,
+        r = client.request_once::<GetPromptRequest>(params, options) => r,
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
@@ -221,7 +222,7 @@ fn relay_round(
 /// downstream request's token and level, and, for an upstream that takes
 /// each caller's own credential, the caller's. A caller without one is
 /// refused, naming the upstream: never sent with the gateway's own.
-fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
+async fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
     let mut options = RequestOptions::new()
         .with_client_capabilities(cx.client_capabilities())
         .with_timeout(link.spec.timeout);
@@ -233,6 +234,13 @@ fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerEr
         Ok(Some((header, value))) => options = options.with_http_header(header, value),
         Ok(None) => {}
         Err(refused) => return Err(HandlerError::failed(refused)),
+    }
+    if let Credentials::Exchange(exchanger) = &link.spec.credentials {
+        let value = exchanger
+            .authorization(link.name(), cx.principal(), cx.caller_token())
+            .await
+            .map_err(HandlerError::failed)?;
+        options = options.with_http_header("Authorization", value);
     }
     if cx.progress_enabled() {
         let cx = cx.clone();
@@ -255,8 +263,8 @@ fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerEr
 /// tasks.
 ///
 /// Spec: extensions/tasks#capability-negotiation
-fn call_options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
-    let options = options(link, cx)?;
+async fn call_options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, HandlerError> {
+    let options = options(link, cx).await?;
     let declared = cx
         .client_capabilities()
         .extensions

@@ -11,11 +11,13 @@
 //! Spec: basic/authorization/index.mdx; basic/authorization/security-considerations.mdx
 
 mod cache;
+mod exchange;
 mod fetch;
 mod introspect;
 mod jwt;
 pub(crate) mod scope;
 
+pub use exchange::{ExchangedToken, TokenExchange};
 pub use introspect::IntrospectionVerifier;
 pub use jwt::JwtVerifier;
 

@@ -94,8 +94,8 @@ mod uri_template;
 
 #[cfg(feature = "auth")]
 pub use auth::{
-    AuthConfig, AuthSetupError, IntrospectionVerifier, JwtVerifier, TokenError, TokenVerifier,
-    VerifiedToken, VerifyFuture,
+    AuthConfig, AuthSetupError, ExchangedToken, IntrospectionVerifier, JwtVerifier, TokenError,
+    TokenExchange, TokenVerifier, VerifiedToken, VerifyFuture,
 };
 pub use bus::{BusEvent, BusStream, InMemoryBus, ListChanged, NotificationBus};
 /// OAuth 2.1 for the HTTP client: [`oauth::OAuthProvider`] and its parts.

@@ -416,3 +416,140 @@ async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
         "a token not for the upstream went upstream"
     );
 }
+
+/// The claims of a JWT, read without checking it (the upstream checked it).
+fn payload(jwt: &str) -> Value {
+    use base64::Engine as _;
+    let part = jwt.split('.').nth(1).expect("a JWT");
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(part)
+        .expect("base64url");
+    serde_json::from_slice(&bytes).expect("JSON claims")
+}
+
+#[tokio::test]
+async fn token_exchange_gives_each_caller_an_upstream_token_of_their_own_and_keeps_it() {
+    let up_port = free_port();
+    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
+    let gw_port = free_port();
+    let gw_base = format!("http://127.0.0.1:{gw_port}");
+    let gw_resource = format!("{gw_base}/mcp");
+    let auth = AuthServer::start(&gw_resource).await;
+    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
+    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
+    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
+    let dir = scratch("token-exchange");
+    let config = write_config(
+        &dir,
+        &format!(
+            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\n\
+             [upstreams.up.token_exchange]\ntoken_endpoint = \"{}/token\"\nclient_id = \"gateway\"\n\
+             client_secret_env = \"GW_SECRET\"\nresource = {up_resource:?}\n",
+            auth.issuer
+        ),
+    );
+    let addr = format!("127.0.0.1:{gw_port}");
+    let (_gw, _url) = gateway_http_with(
+        &config,
+        &[
+            "--http",
+            &addr,
+            "--public-url",
+            &gw_base,
+            "--auth-issuer",
+            &auth.issuer,
+        ],
+        &[
+            ("GW_UP", gateway_up.as_str()),
+            ("GW_SECRET", "gateway-secret"),
+        ],
+    )
+    .await;
+    let alice = token_of(&auth, "alice", &gw_resource).await;
+    let bob = token_of(&auth, "bob", &gw_resource).await;
+    let mallory = token_of(&auth, "mallory", &gw_resource).await;
+
+    let mut took = Vec::new();
+    for round in 0..3_u64 {
+        let call = |token: String, who: &'static str, id: u64| {
+            let base = gw_base.clone();
+            async move {
+                let text = format!("from {who} {round}");
+                let started = std::time::Instant::now();
+                let r = post(
+                    &base,
+                    Some(&token),
+                    id,
+                    "tools/call",
+                    json!({"name": "up__echo", "arguments": {"text": text}}),
+                )
+                .await;
+                assert_eq!(
+                    r["result"]["content"][0]["text"],
+                    text.as_str(),
+                    "{who}: {r}"
+                );
+                started.elapsed()
+            }
+        };
+        let (a, b) = tokio::join!(
+            call(alice.clone(), "alice", 10 + round),
+            call(bob.clone(), "bob", 20 + round)
+        );
+        took.push((a, b));
+        // Exchanged once per caller, then kept.
+        assert_eq!(auth.exchanges().await, 2, "round {round}");
+    }
+    eprintln!("token exchange: alice's and bob's calls by round (cold, then warm): {took:?}");
+    // Mallory's exchange is refused: her call fails naming the upstream,
+    // and nothing is sent for her with any other credential.
+    let r = post(
+        &gw_base,
+        Some(&mallory),
+        30,
+        "tools/call",
+        json!({"name": "up__echo", "arguments": {"text": "from mallory"}}),
+    )
+    .await;
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let refusal = r["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        refusal.contains("upstream \"up\"") && refusal.contains("token exchange"),
+        "{refusal}"
+    );
+    assert!(!refusal.contains(&mallory), "no token in the error");
+
+    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let calls = calls_by_text(&seen);
+    assert_eq!(
+        calls.len(),
+        6,
+        "alice's and bob's, not mallory's: {calls:?}"
+    );
+    for (text, authorization) in &calls {
+        let who = if text.starts_with("from alice") {
+            "alice"
+        } else {
+            "bob"
+        };
+        let token = authorization
+            .strip_prefix("Bearer ")
+            .expect("a bearer token");
+        let claims = payload(token);
+        assert_eq!(
+            claims["sub"], who,
+            "{text} went upstream as {}",
+            claims["sub"]
+        );
+        assert_eq!(claims["aud"], up_resource.as_str(), "{text}");
+        assert_eq!(claims["act"]["sub"], "gateway", "{text}");
+    }
+    for t in [&alice, &bob, &mallory] {
+        assert!(
+            !seen.contains(t.as_str()),
+            "a downstream token went upstream"
+        );
+    }
+}

@@ -12,6 +12,13 @@
 //
 // Grants:
 //   client_credentials   for the static clients below
+//   token exchange       RFC 8693 (urn:ietf:params:oauth:grant-type:
+//                        token-exchange), registered below for `gateway`:
+//                        a JWT access token of this provider (subject_token)
+//                        traded for one for the `resource` asked, same
+//                        `sub`, with `act` naming the client; refused
+//                        (invalid_grant) for a subject token that does not
+//                        verify, and for the subject `mallory`
 //   authorization_code   PKCE required, with refresh tokens, for clients
 //                        that register themselves (RFC 7591, /reg); the
 //                        user's part approves itself (see "The user"), so
@@ -22,6 +29,7 @@
 //   client-a, client-b   JWT access tokens; scopes mcp:tools mcp:define
 //   client-opaque        opaque access tokens (checked by introspection)
 //   toolwire             the resource server itself, for introspection
+//   gateway              token exchange only
 //
 // Users: `alice` (the default) consents to every scope asked for; `bob`
 // to mcp:tools only (mcp:define is rejected).
@@ -39,9 +47,13 @@
 //   POST /test/jwks      {"down": true}: /jwks answers 503 until
 //                        {"down": false}
 //   GET /test/introspections  how many introspection requests it has had
+//   GET /test/exchanges  how many token exchanges it has answered
 import http from 'node:http';
 import * as jose from 'jose';
-import Provider from 'oidc-provider';
+import Provider, { errors } from 'oidc-provider';
+
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 
 const resource = process.argv[2];
 const ttl = Number(process.argv[3] || 300);
@@ -78,6 +90,7 @@ const client = (id) => ({
 
 let provider;
 let introspections = 0;
+let exchanges = 0;
 let jwksDown = false;
 
 function build(issuer) {
@@ -87,6 +100,7 @@ function build(issuer) {
       client('client-b'),
       client('client-opaque'),
       { ...client('toolwire'), grant_types: [] },
+      { ...client('gateway'), grant_types: [TOKEN_EXCHANGE] },
     ],
     jwks: { keys },
     scopes: ['openid', 'offline_access', ...SCOPES.split(' ')],
@@ -117,6 +131,42 @@ function build(issuer) {
     ttl: { AccessToken: ttl },
   });
   p.on('server_error', (ctx, err) => console.error('provider error:', err));
+
+  // RFC 8693: the subject token must be one of ours (checked against the
+  // published keys and this issuer); the new token has its `sub`, the
+  // audience asked for, and `act` naming the client that exchanged it.
+  p.registerGrantType(TOKEN_EXCHANGE, async (ctx) => {
+    const params = ctx.oidc.params;
+    if (params.subject_token_type !== ACCESS_TOKEN_TYPE) {
+      throw new errors.InvalidRequest('subject_token_type must be an access token');
+    }
+    const wanted = params.resource || params.audience;
+    if (!wanted) throw new errors.InvalidTarget('no resource asked for');
+    const published = jose.createLocalJWKSet({
+      keys: keys.map(({ kty, n, e, kid, alg, use }) => ({ kty, n, e, kid, alg, use })),
+    });
+    let subject;
+    try {
+      ({ payload: subject } = await jose.jwtVerify(params.subject_token, published, { issuer }));
+    } catch {
+      throw new errors.InvalidGrant('the subject token does not verify');
+    }
+    if (subject.sub === 'mallory') throw new errors.InvalidGrant('mallory may not act upstream');
+    exchanges += 1;
+    const now = Math.floor(Date.now() / 1000);
+    const clientId = ctx.oidc.client.clientId;
+    const token = await sign({
+      claims: {
+        iss: issuer, sub: subject.sub, aud: wanted, client_id: clientId,
+        scope: params.scope || 'mcp:tools', iat: now, exp: now + ttl,
+        jti: `exchanged-${exchanges}-${now}`, act: { sub: clientId },
+      },
+    });
+    ctx.body = {
+      access_token: token, issued_token_type: ACCESS_TOKEN_TYPE,
+      token_type: 'Bearer', expires_in: ttl,
+    };
+  }, ['subject_token', 'subject_token_type', 'requested_token_type', 'audience', 'resource', 'scope']);
 
   // The user: logs in as `account` and consents at once, to the scopes
   // that account may have.
@@ -191,6 +241,11 @@ const server = http.createServer(async (req, res) => {
       account = wanted;
       res.writeHead(204);
       res.end();
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/test/exchanges') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ count: exchanges }));
       return;
     }
     if (req.method === 'GET' && req.url === '/test/introspections') {

@@ -129,8 +129,9 @@ async fn read(
         request_state: state,
         meta: None,
     };
+    let options = options(link, cx).await?;
     let outcome = tokio::select! {
-        r = client.request_once::<ReadResourceRequest>(params, options(link, cx)?) => r,
+        r = client.request_once::<ReadResourceRequest>(params, options) => r,
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
@@ -181,6 +182,7 @@ pub(crate) fn completer(link: &Arc<Link>, reference: serde_json::Value) -> Compl
             }))
             .map_err(|e| toolwire::proto::ErrorObject::internal(e.to_string()))?;
             let options = options(&link, &cx)
+                .await
                 .map_err(|e| toolwire::proto::ErrorObject::internal(e.to_string()))?;
             match client.request::<CompleteRequest>(params, options).await {
                 Ok(r) => Ok::<Completion, toolwire::proto::ErrorObject>(r.completion),

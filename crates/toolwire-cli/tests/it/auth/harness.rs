@@ -141,6 +141,12 @@ impl AuthServer {
         assert_eq!(r.status, 204, "account: {}", r.text());
     }
 
+    /// How many token exchanges the provider has answered.
+    pub(crate) async fn exchanges(&self) -> u64 {
+        let r = request(&self.issuer, "GET", "/test/exchanges", &[], b"").await;
+        r.json()["count"].as_u64().expect("count")
+    }
+
     /// How many introspection requests the provider has had.
     pub(super) async fn introspections(&self) -> u64 {
         let r = request(&self.issuer, "GET", "/test/introspections", &[], b"").await;

@@ -359,7 +359,15 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
             unused.join(", --input ")
         );
     }
-    let result = match outcome? {
+    let outcome = match outcome {
+        Err(e) if a.connection.json => {
+            // A script reading --json gets JSON for a failure too.
+            print(&render::json(&failure_json(&e)))?;
+            return Err(e);
+        }
+        outcome => outcome?,
+    };
+    let result = match outcome {
         Called::Result(result) => result,
         Called::Task(id) => {
             if a.connection.json {
@@ -381,6 +389,23 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
         bail!("tool {tool:?} reported an error");
     }
     Ok(())
+}
+
+/// A failed call as `--json` prints it: `{"error": {"message", "code"?,
+/// "data"?}}`, with the server's JSON-RPC error when it sent one.
+fn failure_json(e: &anyhow::Error) -> serde_json::Value {
+    let rpc = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<toolwire::ClientError>())
+        .and_then(toolwire::ClientError::rpc);
+    let mut error = serde_json::json!({ "message": format!("{e:#}") });
+    if let Some(rpc) = rpc {
+        error["code"] = serde_json::json!(rpc.code.0);
+        if let Some(data) = &rpc.data {
+            error["data"] = data.clone();
+        }
+    }
+    serde_json::json!({ "error": error })
 }
 
 /// One `toolwire call`'s call.

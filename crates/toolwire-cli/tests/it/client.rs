@@ -424,6 +424,24 @@ async fn cli_names_what_exists_when_a_tool_or_argument_is_misspelt() {
         err.contains("did you mean echo?") && err.contains("echo, add, countdown"),
         "{err}"
     );
+    // With --json, a failure is JSON on stdout too, with the server's code.
+    let (ok, out, _) = run(&["call", "--stdio", &serve, "ecoh", "--json"]).await;
+    assert!(!ok);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert_eq!(v["error"]["code"], -32602, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("echo")),
+        "{v}"
+    );
+    let (ok, out, _) = run(&["call", "--stdio", &serve, "countdown", "step=1", "--json"]).await;
+    assert!(!ok);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
+    assert!(
+        v["error"].get("code").is_none(),
+        "refused here, not by the server: {v}"
+    );
 }
 
 #[tokio::test]

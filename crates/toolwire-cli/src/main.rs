@@ -9,6 +9,7 @@ mod demo_features;
 mod gateway_cmd;
 mod guard;
 mod layer_args;
+mod log_format;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -397,15 +398,19 @@ fn run() -> anyhow::Result<()> {
         Command::Gateway(_) => "warn,toolwire_gateway=info",
         _ => "warn",
     };
-    // stdout is the protocol channel: logs go to stderr.
-    tracing_subscriber::fmt()
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter));
+    // stdout is the protocol channel: logs go to stderr. A server's lines
+    // carry their time and source; a client command's read like its errors.
+    let logs = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(colour_on_stderr())
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("TOOLWIRE_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_filter)),
-        )
-        .init();
+        .with_env_filter(filter);
+    if matches!(cli.command, Command::Serve(_) | Command::Gateway(_)) {
+        logs.init();
+    } else {
+        logs.event_format(log_format::Plain).init();
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -392,6 +392,16 @@ async fn warnings_are_coloured_only_on_a_terminal_without_no_color() {
     assert!(!piped.ok);
     assert!(piped.err.contains("is not listed"), "{}", piped.err);
     assert!(!piped.err.contains('\x1b'), "{:?}", piped.err);
+    // A client command's warning reads like its errors: no time, no source.
+    assert!(
+        piped
+            .err
+            .lines()
+            .any(|l| l.starts_with("toolwire: warning: tool \"nosuch\" is not listed")),
+        "{}",
+        piped.err
+    );
+    assert!(!piped.err.contains(" WARN "), "{}", piped.err);
 
     let coloured = stderr_on_a_terminal(&args, &[]).await;
     assert!(coloured.contains("is not listed"), "{coloured:?}");

@@ -800,3 +800,17 @@ async fn ctrl_c_while_following_a_task_cancels_it() {
     .expect("the task ends cancelled");
     assert!(cancelled.starts_with(&id), "{cancelled}");
 }
+
+#[tokio::test]
+async fn a_server_that_prints_to_stdout_is_told_which_line_and_where_logs_go() {
+    let noisy = format!("sh -c 'echo debug: starting up; exec \"{BIN}\" serve'");
+    let (ok, out, err) = run(&["list", "--stdio", &noisy]).await;
+    assert!(ok, "the stray line is skipped: {err}");
+    assert!(out.contains("echo\n"), "{out}");
+    assert!(
+        err.contains("toolwire: warning: the server wrote a line that is not an MCP message")
+            && err.contains("\"debug: starting up\"")
+            && err.contains("log to stderr"),
+        "{err}"
+    );
+}

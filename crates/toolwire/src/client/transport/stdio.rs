@@ -234,6 +234,17 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, routes: Shared) {
         if text.is_empty() {
             continue;
         }
+        // A line that is not even JSON is most often the server (or a
+        // library of its) printing to stdout: say which line, and where
+        // it belongs.
+        if text.first() != Some(&b'{') && text.first() != Some(&b'[') {
+            crate::log_limit::warn_limited!(
+                "the server wrote a line that is not an MCP message on its stdout: {:?}; \
+                 a stdio server must write only MCP messages there and log to stderr",
+                excerpt(text)
+            );
+            continue;
+        }
         route(&routes, text);
     };
     tracing::debug!("stdio client reader stopped: {reason}");
@@ -243,4 +254,13 @@ async fn read_loop<R: AsyncRead + Unpin>(reader: R, routes: Shared) {
         sink.deliver(super::Inbound::Lost(reason.clone()));
     }
     close_routes(&routes, reason);
+}
+
+/// The start of a line, for a message: at most 120 characters.
+fn excerpt(line: &[u8]) -> String {
+    let text = String::from_utf8_lossy(line);
+    match text.char_indices().nth(120) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.into_owned(),
+    }
 }

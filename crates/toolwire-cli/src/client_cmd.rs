@@ -196,6 +196,23 @@ pub(crate) async fn bounded<T>(
     }
 }
 
+/// Closes the connection. A `--stdio` server that turned out to be of the
+/// initialize era, found by probing (`--protocol auto`), gets a hint: the
+/// probe's `server/discover` is a method it does not know, and some such
+/// servers print pages of validation errors about it on every command.
+pub(crate) async fn close(client: &Client, c: &Connection) {
+    if c.stdio.is_some()
+        && c.protocol == "auto"
+        && matches!(client.era(), Some(toolwire::ProtocolEra::Legacy))
+    {
+        eprintln!(
+            "toolwire: hint: this server speaks the initialize-era protocol; --protocol legacy \
+             skips the server/discover probe it may print errors about"
+        );
+    }
+    let _ = client.close().await;
+}
+
 /// Builds the client for `url` or `--stdio`.
 fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
     let mode: ProtocolMode = c.protocol.parse().map_err(anyhow::Error::msg)?;
@@ -270,7 +287,7 @@ pub(crate) async fn discover(a: DiscoverArgs) -> anyhow::Result<()> {
         client.discover().await.context("server/discover failed")
     })
     .await;
-    let _ = client.close().await;
+    close(&client, &a.connection).await;
     let d = result?;
     let era = client
         .era()
@@ -290,7 +307,7 @@ pub(crate) async fn list(a: ListArgs) -> anyhow::Result<()> {
         client.list_tools().await.context("tools/list failed")
     })
     .await;
-    let _ = client.close().await;
+    close(&client, &a.connection).await;
     let tools = result?;
     print(&if a.connection.json {
         render::json(&tools)
@@ -351,7 +368,7 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
         cancel_unfinished(&handle).await;
     }
     bar.clear();
-    let _ = client.close().await;
+    close(&client, &a.connection).await;
     let unused = answers.unused();
     if !unused.is_empty() {
         tracing::warn!(
@@ -593,7 +610,7 @@ pub(crate) async fn task(a: TaskArgs) -> anyhow::Result<()> {
     })
     .await;
     bar.clear();
-    let _ = client.close().await;
+    close(&client, &a.connection).await;
     let Some(result) = outcome? else {
         return Ok(());
     };

@@ -116,7 +116,7 @@ async fn with_client<T>(
 ) -> anyhow::Result<T> {
     let client = connect(url, c, ClientBuilder::new())?;
     let result = super::bounded(c, f(&client)).await;
-    let _ = client.close().await;
+    super::close(&client, c).await;
     result
 }
 
@@ -269,7 +269,7 @@ pub(crate) async fn listen(a: ListenArgs) -> anyhow::Result<()> {
     // A listen stream is open-ended: no request timeout applies to it.
     let client = connect(a.url.as_deref(), &a.connection, ClientBuilder::new())?;
     let outcome = listen_until_stopped(&client, filter, a.connection.json).await;
-    let _ = client.close().await;
+    super::close(&client, &a.connection).await;
     outcome
 }
 

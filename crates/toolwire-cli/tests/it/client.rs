@@ -814,3 +814,23 @@ async fn a_server_that_prints_to_stdout_is_told_which_line_and_where_logs_go() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_probed_legacy_stdio_server_gets_the_hint_to_skip_the_probe() {
+    use super::auth::harness::{node, repo_root};
+    let script = repo_root().join("tests/interop/legacy-server.mjs");
+    let server = format!("'{}' '{}' stdio", node().display(), script.display());
+    let (ok, out, err) = run(&["list", "--stdio", &server]).await;
+    assert!(ok, "{err}");
+    assert!(!out.is_empty());
+    assert!(
+        err.contains("toolwire: hint:") && err.contains("--protocol legacy"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["list", "--stdio", &server, "--protocol", "legacy"]).await;
+    assert!(ok, "{err}");
+    assert!(!err.contains("toolwire: hint:"), "asked for legacy: {err}");
+    // A modern server gets no hint.
+    let (ok, _, err) = run(&["list", "--stdio", &serve_cmd()]).await;
+    assert!(ok && !err.contains("hint"), "{err}");
+}

@@ -121,6 +121,21 @@ pub(crate) fn tools(tools: &[Tool]) -> String {
 }
 
 fn parameter(name: &str, schema: &Value, required: bool) -> String {
+    let mut line = format!("{name}: {}", type_text(schema));
+    for c in constraints(schema) {
+        let _ = write!(line, ", {c}");
+    }
+    if required {
+        line.push_str(" (required)");
+    }
+    if let Some(d) = schema.get("description").and_then(Value::as_str) {
+        let _ = write!(line, " - {d}");
+    }
+    line
+}
+
+/// A schema's type: `string`, `integer|null`, `array of string`, or `any`.
+fn type_text(schema: &Value) -> String {
     let ty = match schema.get("type") {
         Some(Value::String(t)) => t.clone(),
         Some(Value::Array(ts)) => ts
@@ -130,14 +145,48 @@ fn parameter(name: &str, schema: &Value, required: bool) -> String {
             .join("|"),
         _ => "any".to_owned(),
     };
-    let mut line = format!("{name}: {ty}");
-    if required {
-        line.push_str(" (required)");
+    match schema.get("items") {
+        Some(items) if ty.split('|').any(|t| t == "array") && items.is_object() => {
+            ty.replacen("array", &format!("array of {}", type_text(items)), 1)
+        }
+        _ => ty,
     }
-    if let Some(d) = schema.get("description").and_then(Value::as_str) {
-        let _ = write!(line, " - {d}");
+}
+
+/// What a schema allows beyond its type, in words: values, ranges,
+/// lengths, counts, a pattern, and the default.
+fn constraints(schema: &Value) -> Vec<String> {
+    let get = |k: &str| schema.get(k).filter(|v| !v.is_null());
+    let mut out = Vec::new();
+    if let Some(Value::Array(values)) = get("enum") {
+        let values: Vec<String> = values.iter().map(Value::to_string).collect();
+        out.push(format!("one of {}", values.join(", ")));
     }
-    line
+    if let Some(v) = get("const") {
+        out.push(format!("always {v}"));
+    }
+    let range = |low: Option<&Value>, high: Option<&Value>, unit: &str| match (low, high) {
+        (Some(l), Some(h)) => Some(format!("{l} to {h}{unit}")),
+        (Some(l), None) => Some(format!("at least {l}{unit}")),
+        (None, Some(h)) => Some(format!("at most {h}{unit}")),
+        (None, None) => None,
+    };
+    out.extend(range(get("minimum"), get("maximum"), ""));
+    if let Some(v) = get("exclusiveMinimum").filter(|v| v.is_number()) {
+        out.push(format!("more than {v}"));
+    }
+    if let Some(v) = get("exclusiveMaximum").filter(|v| v.is_number()) {
+        out.push(format!("less than {v}"));
+    }
+    out.extend(range(get("minLength"), get("maxLength"), " characters"));
+    out.extend(range(get("minItems"), get("maxItems"), " items"));
+    if let Some(p) = get("pattern").and_then(Value::as_str) {
+        out.push(format!("matching /{p}/"));
+    }
+    if let Some(d) = get("default") {
+        out.push(format!("default {d}"));
+    }
+    out
 }
 
 /// A tool result: text as is, other content summarised, and the structured
@@ -210,4 +259,55 @@ pub(crate) fn json(v: &impl serde::Serialize) -> String {
 /// The input schema of a tool as a map, for typing arguments.
 pub(crate) fn schema_of(tool: &Tool) -> &Map<String, Value> {
     &tool.input_schema
+}
+
+#[cfg(test)]
+mod parameter_tests {
+    use super::parameter;
+    use serde_json::json;
+
+    #[test]
+    fn a_parameter_shows_its_item_type_ranges_values_and_default() {
+        let cases = [
+            (
+                json!({"type": "integer", "minimum": 1, "maximum": 10, "default": 3}),
+                true,
+                "n: integer, 1 to 10, default 3 (required)",
+            ),
+            (
+                json!({"type": "array", "items": {"type": "string"}, "maxItems": 5}),
+                false,
+                "n: array of string, at most 5 items",
+            ),
+            (
+                json!({"type": ["array", "null"], "items": {"type": "integer"}}),
+                false,
+                "n: array of integer|null",
+            ),
+            (
+                json!({"type": "string", "enum": ["a", "b"], "description": "pick"}),
+                false,
+                "n: string, one of \"a\", \"b\" - pick",
+            ),
+            (
+                json!({"type": "string", "maxLength": 4096}),
+                true,
+                "n: string, at most 4096 characters (required)",
+            ),
+            (
+                json!({"type": "number", "exclusiveMinimum": 0}),
+                false,
+                "n: number, more than 0",
+            ),
+            (
+                json!({"type": "string", "pattern": "^[a-z]+$"}),
+                false,
+                "n: string, matching /^[a-z]+$/",
+            ),
+            (json!({}), false, "n: any"),
+        ];
+        for (schema, required, want) in cases {
+            assert_eq!(parameter("n", &schema, required), want);
+        }
+    }
 }

@@ -104,6 +104,80 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// Derives what a type needs to cross a tool's boundary, through
+/// toolwire's own re-exports, so the user's Cargo.toml needs no `serde` or
+/// `schemars`: `Serialize`, `Deserialize` and `JsonSchema`, with
+/// `#[serde(crate = "toolwire::serde")]` and
+/// `#[schemars(crate = "toolwire::schemars")]`. `#[schema(output)]`
+/// derives only `Serialize` and `JsonSchema` (a tool's structured output),
+/// `#[schema(input)]` only `Deserialize` and `JsonSchema` (an argument or
+/// a form's answer). Other `serde` and `schemars` attributes on the type
+/// and its fields work as usual.
+///
+/// ```
+/// /// The weather in a city.
+/// #[toolwire::schema(output)]
+/// struct Weather {
+///     /// Degrees Celsius.
+///     celsius: f64,
+/// }
+///
+/// /// Looks up the weather.
+/// #[toolwire::tool(structured)]
+/// async fn weather(city: String) -> Weather {
+///     Weather { celsius: city.len() as f64 }
+/// }
+/// # let _ = weather_tool().expect("valid");
+/// ```
+#[proc_macro_attribute]
+pub fn schema(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut serialize = true;
+    let mut deserialize = true;
+    let mut krate: Path = syn::parse_quote!(::toolwire);
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("output") {
+            deserialize = false;
+            Ok(())
+        } else if meta.path.is_ident("input") {
+            serialize = false;
+            Ok(())
+        } else if meta.path.is_ident("crate") {
+            let value: syn::LitStr = meta.value()?.parse()?;
+            krate = value.parse()?;
+            Ok(())
+        } else {
+            Err(meta.error("expected `output`, `input` or `crate = \"path\"`"))
+        }
+    });
+    parse_macro_input!(attr with parser);
+    if !serialize && !deserialize {
+        return syn::Error::new(
+            proc_macro2::Span::call_site(),
+            "give `output` or `input`, not both (without either, both are derived)",
+        )
+        .into_compile_error()
+        .into();
+    }
+    let item = parse_macro_input!(item as syn::DeriveInput);
+    let mut derives = Vec::new();
+    if serialize {
+        derives.push(quote! { #krate::serde::Serialize });
+    }
+    if deserialize {
+        derives.push(quote! { #krate::serde::Deserialize });
+    }
+    derives.push(quote! { #krate::schemars::JsonSchema });
+    let serde_path = format!("{}::serde", quote!(#krate).to_string().replace(' ', ""));
+    let schemars_path = format!("{}::schemars", quote!(#krate).to_string().replace(' ', ""));
+    quote! {
+        #[derive(#(#derives),*)]
+        #[serde(crate = #serde_path)]
+        #[schemars(crate = #schemars_path)]
+        #item
+    }
+    .into()
+}
+
 /// Builds several `#[tool]` functions at once:
 /// `tools![add, echo, weather::forecast]` calls `add_tool()`,
 /// `echo_tool()` and `weather::forecast_tool()` and is a

@@ -34,6 +34,29 @@ async fn shift(
     }
 }
 
+/// A move, declared with `#[toolwire::schema]` alone.
+#[toolwire::schema]
+struct Step {
+    /// How far right.
+    dx: i32,
+}
+
+/// What a step did, for structured output only.
+#[toolwire::schema(output)]
+struct Moved {
+    /// Where it is now.
+    x: i32,
+}
+
+/// Takes a step from zero.
+#[tool(structured)]
+async fn step(
+    /// The step.
+    step: Step,
+) -> Moved {
+    Moved { x: step.dx }
+}
+
 mod nested {
     use toolwire::tool;
 
@@ -47,7 +70,7 @@ mod nested {
 #[tokio::test]
 async fn tools_and_derives_need_only_toolwire() {
     let server = Server::new(ServerConfig::new("paths", "1"));
-    for tool in tools![shift, nested::ping].expect("valid") {
+    for tool in tools![shift, step, nested::ping].expect("valid") {
         server.add_tool(tool).expect("registered");
     }
     let def = server.tool("shift").expect("shift").definition().clone();
@@ -100,4 +123,17 @@ async fn tools_and_derives_need_only_toolwire() {
         json!({"x": 11, "y": 2})
     );
     assert_eq!(replies[1]["result"]["content"][0]["text"], "pong");
+}
+
+#[tokio::test]
+async fn the_schema_attribute_derives_through_toolwire_alone() {
+    let tool = step_tool().expect("valid");
+    let def = tool.definition();
+    let input = Value::Object(def.input_schema.clone());
+    assert!(
+        input.to_string().contains("How far right."),
+        "the field's doc reaches the schema: {input}"
+    );
+    let output = Value::Object(def.output_schema.clone().expect("structured"));
+    assert_eq!(output["properties"]["x"]["type"], "integer", "{output}");
 }

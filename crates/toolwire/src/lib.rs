@@ -143,15 +143,18 @@ pub use uri_template::{UriTemplate, UriTemplateError};
 /// The wire types, re-exported from `toolwire-proto`.
 pub use toolwire_proto as proto;
 
-/// `#[tool]`: an `async fn` with typed parameters becomes a [`Tool`]; and
-/// `tools![a, b]`: several at once (feature `macros`, on by default).
+/// `#[tool]`: an `async fn` with typed parameters becomes a [`Tool`];
+/// `tools![a, b]`: several at once; and `#[schema]`: the serde and
+/// schemars derives a tool's own types need, through toolwire (feature
+/// `macros`, on by default).
 #[cfg(feature = "macros")]
-pub use toolwire_macros::{tool, tools};
+pub use toolwire_macros::{schema, tool, tools};
 
 // The crates tool code derives with, so a user needs no `serde`, `schemars`
-// or `serde_json` of their own: `#[derive(toolwire::serde::Deserialize,
+// or `serde_json` of their own: `#[toolwire::schema]` derives through them
+// (or, by hand, `#[derive(toolwire::serde::Deserialize,
 // toolwire::schemars::JsonSchema)]` with `#[serde(crate =
-// "toolwire::serde")]` and `#[schemars(crate = "toolwire::schemars")]`.
+// "toolwire::serde")]` and `#[schemars(crate = "toolwire::schemars")]`).
 #[doc(no_inline)]
 pub use schemars;
 #[doc(no_inline)]

@@ -129,6 +129,10 @@ pub(crate) struct CallArgs {
     /// exit (follow it later with `toolwire task wait`).
     #[arg(long, requires = "task")]
     detach: bool,
+    /// Refuse a KEY=VALUE whose KEY the tool's input schema does not
+    /// declare, instead of warning and sending it.
+    #[arg(long)]
+    strict: bool,
     #[command(flatten)]
     log: log::LogArgs,
     #[command(flatten)]
@@ -354,6 +358,7 @@ pub(crate) async fn call(a: CallArgs) -> anyhow::Result<()> {
         tool,
         args_json: a.args_json.as_deref(),
         pairs: &pairs,
+        strict: a.strict,
         bar: &bar,
         detach: a.detach,
         following: a.task.then_some(&following),
@@ -431,6 +436,8 @@ struct Run<'a> {
     tool: &'a str,
     args_json: Option<&'a str>,
     pairs: &'a [String],
+    /// `--strict`: an undeclared argument name is an error, not a warning.
+    strict: bool,
     bar: &'a interact::ProgressBar,
     /// `--detach`: the task id once the call is a task.
     detach: bool,
@@ -473,6 +480,7 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         tool,
         args_json,
         pairs,
+        strict,
         bar,
         detach,
         following,
@@ -502,7 +510,7 @@ async fn run_call(run: Run<'_>, options: RequestOptions) -> anyhow::Result<Calle
         Some(hint) => e.context(hint.clone()),
         None => e,
     };
-    let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs)?;
+    let arguments = arguments::build(definition.map(render::schema_of), args_json, pairs, strict)?;
     // Always ask for progress: it keeps the idle --timeout from cutting off
     // a long call that reports it, and reaches a log with --progress.
     let progress_bar = bar.clone();

@@ -4,11 +4,14 @@
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::{Map, Number, Value};
 
-/// The call's arguments: `--args` first, then each `key=value` on top.
+/// The call's arguments: `--args` first, then each `key=value` on top. A
+/// key the schema does not declare is a warning naming the likely one, or,
+/// `strict`, an error.
 pub(crate) fn build(
     schema: Option<&Map<String, Value>>,
     json: Option<&str>,
     pairs: &[String],
+    strict: bool,
 ) -> anyhow::Result<Map<String, Value>> {
     let mut args = match json {
         None => Map::new(),
@@ -39,14 +42,17 @@ pub(crate) fn build(
                 Some(near) => format!("did you mean {near}? "),
                 None => String::new(),
             };
-            bail!(
-                "the tool has no argument {key:?}: {hint}its arguments are {} \
-                 (--args '{{...}}' sends any JSON unchecked)",
-                if names.is_empty() {
-                    "none".to_owned()
-                } else {
-                    names.join(", ")
-                }
+            let known = if names.is_empty() {
+                "none".to_owned()
+            } else {
+                names.join(", ")
+            };
+            if strict {
+                bail!("the tool has no argument {key:?}: {hint}its arguments are {known}");
+            }
+            tracing::warn!(
+                "the tool has no argument {key:?}: {hint}its arguments are {known}; sending it \
+                 anyway (--strict refuses it)"
             );
         }
         let value =
@@ -166,7 +172,7 @@ mod tests {
         // welcomes them.
         let mut open = schema();
         open.insert("additionalProperties".into(), json!(true));
-        let args = build(Some(&open), Some(r#"{"s": "x", "keep": 1}"#), &pairs).expect("ok");
+        let args = build(Some(&open), Some(r#"{"s": "x", "keep": 1}"#), &pairs, true).expect("ok");
         assert_eq!(
             Value::Object(args),
             json!({"s": "42", "i": -7, "n": 2.5, "b": true, "a": [1, 2], "o": {"k": 1},
@@ -176,7 +182,7 @@ mod tests {
 
     #[test]
     fn an_undeclared_name_is_refused_with_the_likely_one() {
-        let err = build(Some(&schema()), None, &["oopt=1".to_owned()])
+        let err = build(Some(&schema()), None, &["oopt=1".to_owned()], true)
             .expect_err("not declared")
             .to_string();
         assert!(err.contains("no argument \"oopt\""), "{err}");
@@ -185,26 +191,29 @@ mod tests {
             err.contains("its arguments are") && err.contains("opt"),
             "{err}"
         );
-        let err = build(Some(&schema()), None, &["zzzzzz=1".to_owned()])
+        let err = build(Some(&schema()), None, &["zzzzzz=1".to_owned()], true)
             .expect_err("not declared")
             .to_string();
         assert!(!err.contains("did you mean"), "nothing close: {err}");
         // --args is not checked; a schema without properties takes any key.
-        assert!(build(Some(&schema()), Some(r#"{"oopt": 1}"#), &[]).is_ok());
+        assert!(build(Some(&schema()), Some(r#"{"oopt": 1}"#), &[], true).is_ok());
+        // Without --strict, it goes with a warning.
+        let sent = build(Some(&schema()), None, &["oopt=1".to_owned()], false).expect("sent");
+        assert_eq!(sent.get("oopt"), Some(&json!(1)));
         let bare = json!({"type": "object"})
             .as_object()
             .cloned()
             .expect("object");
-        assert!(build(Some(&bare), None, &["any=1".to_owned()]).is_ok());
+        assert!(build(Some(&bare), None, &["any=1".to_owned()], true).is_ok());
     }
 
     #[test]
     fn wrong_values_are_clear_errors() {
         for bad in ["i=1.5", "b=yes", "a={}", "n=abc", "noequals", "=v"] {
-            let err = build(Some(&schema()), None, &[bad.to_owned()]).expect_err(bad);
+            let err = build(Some(&schema()), None, &[bad.to_owned()], true).expect_err(bad);
             assert!(!err.to_string().is_empty());
         }
-        assert!(build(None, Some("[1]"), &[]).is_err());
-        assert!(build(None, Some("{"), &[]).is_err());
+        assert!(build(None, Some("[1]"), &[], true).is_err());
+        assert!(build(None, Some("{"), &[], true).is_err());
     }
 }

@@ -406,16 +406,32 @@ async fn cli_call_types_arguments_by_schema() {
 #[tokio::test]
 async fn cli_names_what_exists_when_a_tool_or_argument_is_misspelt() {
     let serve = serve_cmd();
-    // countdown takes `steps` and `interval_ms`: `step` is a slip.
+    // countdown takes `steps` and `interval_ms`: `step` is a slip, said
+    // with the likely name; the call goes (and the server misses `steps`).
     let (ok, out, err) = run(&["call", "--stdio", &serve, "countdown", "step=2"]).await;
-    assert!(!ok, "a misspelt argument is not dropped silently: {out}");
+    assert!(!ok, "{out}");
     assert!(
-        err.contains("no argument \"step\"") && err.contains("did you mean steps?"),
+        err.contains("toolwire: warning: the tool has no argument \"step\": did you mean steps?"),
         "{err}"
     );
     assert!(
         err.contains("interval_ms"),
         "the arguments are named: {err}"
+    );
+    // An undeclared name the tool would ignore gets the warning too.
+    let (ok, out, err) = run(&["call", "--stdio", &serve, "echo", "text=hi", "txet=x"]).await;
+    assert!(ok, "{err}");
+    assert_eq!(out, "hi\n");
+    assert!(err.contains("did you mean text?"), "{err}");
+    // --strict refuses it before anything is sent.
+    let strict = [
+        "call", "--stdio", &serve, "echo", "text=hi", "txet=x", "--strict",
+    ];
+    let (ok, out, err) = run(&strict).await;
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(
+        err.contains("toolwire: error: the tool has no argument \"txet\""),
+        "{err}"
     );
     // A tool that is not listed: the error names those that are.
     let (ok, _, err) = run(&["call", "--stdio", &serve, "ecoh", "text=hi"]).await;
@@ -424,7 +440,8 @@ async fn cli_names_what_exists_when_a_tool_or_argument_is_misspelt() {
         err.contains("did you mean echo?") && err.contains("echo, add, countdown"),
         "{err}"
     );
-    // With --json, a failure is JSON on stdout too, with the server's code.
+    // With --json, a failure is JSON on stdout too, with the server's code
+    // when the server refused it, and without one when refused here.
     let (ok, out, _) = run(&["call", "--stdio", &serve, "ecoh", "--json"]).await;
     assert!(!ok);
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
@@ -435,13 +452,14 @@ async fn cli_names_what_exists_when_a_tool_or_argument_is_misspelt() {
             .is_some_and(|m| m.contains("echo")),
         "{v}"
     );
-    let (ok, out, _) = run(&["call", "--stdio", &serve, "countdown", "step=1", "--json"]).await;
+    let mut strict_json = strict.to_vec();
+    strict_json.push("--json");
+    let (ok, out, _) = run(&strict_json).await;
     assert!(!ok);
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out:?}"));
-    assert!(
-        v["error"].get("code").is_none(),
-        "refused here, not by the server: {v}"
-    );
+    let message = v["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("txet"), "{v}");
+    assert!(v["error"].get("code").is_none(), "refused here: {v}");
 }
 
 #[tokio::test]

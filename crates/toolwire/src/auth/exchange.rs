@@ -5,9 +5,7 @@
 //! Basic, RFC 6749 §2.3.1).
 
 use super::AuthSetupError;
-use super::fetch::{Fetcher, form_encode, parse_endpoint};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use super::fetch::{Fetcher, client_basic, form_encode, parse_endpoint};
 use http::{HeaderValue, Uri};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -66,15 +64,7 @@ impl TokenExchange {
     ) -> Result<Self, AuthSetupError> {
         let endpoint = parse_endpoint(token_endpoint)
             .map_err(|e| AuthSetupError(format!("token endpoint {e}")))?;
-        let basic = STANDARD.encode(format!(
-            "{}:{}",
-            form_encode(client_id),
-            form_encode(client_secret.as_ref())
-        ));
-        let mut authorization = HeaderValue::try_from(format!("Basic {basic}")).map_err(|_| {
-            AuthSetupError("the client credentials cannot be sent in a header".to_owned())
-        })?;
-        authorization.set_sensitive(true);
+        let authorization = client_basic(client_id, client_secret.as_ref())?;
         Ok(Self {
             endpoint,
             authorization,

@@ -127,6 +127,26 @@ impl Fetcher {
     }
 }
 
+/// The `Authorization` value of a client authenticating to an
+/// authorization server with its id and secret (HTTP Basic, each part
+/// form-encoded first: RFC 6749 §2.3.1), marked sensitive.
+pub(crate) fn client_basic(
+    client_id: &str,
+    client_secret: &str,
+) -> Result<HeaderValue, super::AuthSetupError> {
+    use base64::Engine as _;
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!(
+        "{}:{}",
+        form_encode(client_id),
+        form_encode(client_secret)
+    ));
+    let mut value = HeaderValue::try_from(format!("Basic {basic}")).map_err(|_| {
+        super::AuthSetupError("the client credentials cannot be sent in a header".to_owned())
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
 /// `application/x-www-form-urlencoded` encoding of one value.
 pub(crate) fn form_encode(value: &str) -> String {
     let mut out = String::with_capacity(value.len());

@@ -9,12 +9,10 @@
 //! bounded table, so a flood of distinct tokens from one client is refused
 //! (`429`) while other clients are still served.
 
-use super::fetch::{Fetcher, form_encode, parse_endpoint};
+use super::fetch::{Fetcher, client_basic, form_encode, parse_endpoint};
 use super::{AuthSetupError, TokenError, TokenVerifier, VerifiedToken, VerifyFuture, epoch_secs};
 use crate::ratelimit::RateLimit;
 use crate::ratelimit::{Caller, RateLimits};
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use http::{HeaderValue, Uri};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -159,15 +157,7 @@ impl IntrospectionVerifier {
     ) -> Result<Self, AuthSetupError> {
         let endpoint = parse_endpoint(endpoint)
             .map_err(|e| AuthSetupError(format!("introspection URL {e}")))?;
-        let basic = STANDARD.encode(format!(
-            "{}:{}",
-            form_encode(client_id),
-            form_encode(client_secret.as_ref())
-        ));
-        let mut authorization = HeaderValue::try_from(format!("Basic {basic}")).map_err(|_| {
-            AuthSetupError("the client credentials cannot be sent in a header".to_owned())
-        })?;
-        authorization.set_sensitive(true);
+        let authorization = client_basic(client_id, client_secret.as_ref())?;
         Ok(Self {
             endpoint,
             audience: audience.into(),

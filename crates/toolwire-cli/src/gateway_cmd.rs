@@ -46,7 +46,7 @@ pub(crate) async fn run(mut args: GatewayArgs) -> anyhow::Result<()> {
     };
     let config = GatewayConfig::from_file(&path)?;
     // An upstream that takes the caller's own token needs to see it.
-    args.serve.auth.caller_tokens = config.passes_tokens_through();
+    args.serve.auth.caller_tokens = config.needs_caller_tokens();
     let (mut server_config, _relay) = server_config("toolwire-gateway", &args.serve).await?;
     if args.serve.auth.auth_issuer.is_some() {
         // What a caller may see depends on its token: no shared caches.

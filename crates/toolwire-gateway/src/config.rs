@@ -226,6 +226,23 @@ pub(crate) enum Credentials {
 }
 
 impl Credentials {
+    /// The header a request forwarded for a caller carries, in every mode:
+    /// an exchanged token, or what [`for_caller`](Self::for_caller) gives.
+    pub(crate) async fn header(
+        &self,
+        upstream: &str,
+        principal: Option<&str>,
+        token: Option<&toolwire::CallerToken>,
+    ) -> Result<Option<(String, String)>, String> {
+        match self {
+            Self::Exchange(exchanger) => exchanger
+                .authorization(upstream, principal, token)
+                .await
+                .map(|value| Some(("Authorization".to_owned(), value))),
+            _ => self.for_caller(upstream, principal, token),
+        }
+    }
+
     /// The header a request forwarded for `principal` (issuer and subject,
     /// as the server's OAuth gives it) carries, if any; the refusal to
     /// forward it otherwise. Never the gateway's own credential in place
@@ -435,7 +452,7 @@ impl GatewayConfig {
     /// one exchanged for it (`token_exchange`):
     /// the gateway's server must then let its handlers see it
     /// ([`AuthConfig::with_caller_tokens`](toolwire::AuthConfig::with_caller_tokens)).
-    pub fn passes_tokens_through(&self) -> bool {
+    pub fn needs_caller_tokens(&self) -> bool {
         self.resolved.iter().any(|u| {
             matches!(
                 u.credentials,

@@ -226,21 +226,14 @@ async fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, Han
     let mut options = RequestOptions::new()
         .with_client_capabilities(cx.client_capabilities())
         .with_timeout(link.spec.timeout);
-    match link
+    let credential = link
         .spec
         .credentials
-        .for_caller(link.name(), cx.principal(), cx.caller_token())
-    {
-        Ok(Some((header, value))) => options = options.with_http_header(header, value),
-        Ok(None) => {}
-        Err(refused) => return Err(HandlerError::failed(refused)),
-    }
-    if let Credentials::Exchange(exchanger) = &link.spec.credentials {
-        let value = exchanger
-            .authorization(link.name(), cx.principal(), cx.caller_token())
-            .await
-            .map_err(HandlerError::failed)?;
-        options = options.with_http_header("Authorization", value);
+        .header(link.name(), cx.principal(), cx.caller_token())
+        .await
+        .map_err(HandlerError::failed)?;
+    if let Some((header, value)) = credential {
+        options = options.with_http_header(header, value);
     }
     if cx.progress_enabled() {
         let cx = cx.clone();

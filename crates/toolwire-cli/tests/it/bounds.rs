@@ -190,7 +190,7 @@ async fn peak_rss_during(pid: u32, work: impl std::future::Future<Output = ()>) 
 }
 
 /// The CPU time `pid` has used, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
+pub(super) fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("proc stat");
     // After the command name in parentheses: utime and stime are the 12th
     // and 13th fields.

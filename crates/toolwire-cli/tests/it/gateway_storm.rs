@@ -24,15 +24,9 @@ fn served(metrics: &Metrics, method: &str) -> u64 {
         .sum()
 }
 
-/// User and system CPU of process `pid` so far.
+/// User and system CPU of process `pid` so far (clock ticks of 10 ms).
 fn cpu_of(pid: u32) -> Duration {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    // The fields after the command name (which may hold spaces).
-    let rest = &stat[stat.rfind(')').expect("comm") + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let ticks: u64 =
-        fields[11].parse::<u64>().expect("utime") + fields[12].parse::<u64>().expect("stime");
-    Duration::from_millis(ticks * 10)
+    Duration::from_millis(super::bounds::cpu_ticks(pid) * 10)
 }
 
 /// Reads what the gateway sends for `wait`, returning the list-change

@@ -180,6 +180,85 @@ async fn the_downstream_token_never_reaches_the_upstream_and_lists_are_private()
     );
 }
 
+/// A gateway with OAuth in front of a `toolwire serve --http` upstream with
+/// OAuth of its own, reached through a recording relay; the gateway lists
+/// the upstream with its own token (`GW_UP`).
+struct Front {
+    auth: AuthServer,
+    up_resource: String,
+    gw_port: u16,
+    gw_base: String,
+    gw_resource: String,
+    relay_url: String,
+    record: Arc<Mutex<Vec<u8>>>,
+    gateway_up: String,
+    _upstream: Toolwire,
+}
+
+impl Front {
+    async fn new() -> Self {
+        let up_port = free_port();
+        let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
+        let gw_port = free_port();
+        let gw_base = format!("http://127.0.0.1:{gw_port}");
+        let gw_resource = format!("{gw_base}/mcp");
+        let auth = AuthServer::start(&gw_resource).await;
+        let upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
+        let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
+        let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
+        Self {
+            auth,
+            up_resource,
+            gw_port,
+            gw_base,
+            gw_resource,
+            relay_url,
+            record,
+            gateway_up,
+            _upstream: upstream,
+        }
+    }
+
+    /// Starts the gateway with `[upstreams.up]` (the relay, `GW_UP`) and
+    /// then `more`, in `dir`, with `envs` beside `GW_UP`.
+    async fn gateway(
+        &self,
+        dir: &std::path::Path,
+        more: &str,
+        envs: &[(&str, &str)],
+    ) -> tokio::process::Child {
+        let config = write_config(
+            dir,
+            &format!(
+                "[upstreams.up]\nurl = {:?}\nbearer_env = \"GW_UP\"\n{more}",
+                self.relay_url
+            ),
+        );
+        let addr = format!("127.0.0.1:{}", self.gw_port);
+        let mut all = vec![("GW_UP", self.gateway_up.as_str())];
+        all.extend_from_slice(envs);
+        let (gw, _url) = gateway_http_with(
+            &config,
+            &[
+                "--http",
+                &addr,
+                "--public-url",
+                &self.gw_base,
+                "--auth-issuer",
+                &self.auth.issuer,
+            ],
+            &all,
+        )
+        .await;
+        gw
+    }
+
+    /// What went upstream so far.
+    fn seen(&self) -> String {
+        String::from_utf8_lossy(&self.record.lock().expect("record")).into_owned()
+    }
+}
+
 /// A token of the provider's own key for `sub`, for `resource`.
 async fn token_of(auth: &AuthServer, sub: &str, resource: &str) -> String {
     let mut c = claims(&auth.issuer, resource);
@@ -215,50 +294,31 @@ fn calls_by_text(seen: &str) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() {
-    let up_port = free_port();
-    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
-    let gw_port = free_port();
-    let gw_base = format!("http://127.0.0.1:{gw_port}");
-    let gw_resource = format!("{gw_base}/mcp");
-    let auth = AuthServer::start(&gw_resource).await;
-    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
-    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
-    // The gateway's own credential (it lists the upstream with it), and
-    // alice's and bob's own for the upstream.
-    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
-    let alice_up = token_of(&auth, "alice", &up_resource).await;
-    let bob_up = token_of(&auth, "bob", &up_resource).await;
+    let front = Front::new().await;
+    let Front {
+        auth,
+        up_resource,
+        gw_base,
+        gw_resource,
+        gateway_up,
+        ..
+    } = &front;
+    // Alice's and bob's own credentials for the upstream.
+    let alice_up = token_of(auth, "alice", up_resource).await;
+    let bob_up = token_of(auth, "bob", up_resource).await;
     let dir = scratch("per-subject");
     let bob_file = dir.join("bob-upstream-token");
     std::fs::write(&bob_file, format!("{bob_up}\n")).expect("write bob's");
-    let config = write_config(
-        &dir,
-        &format!(
-            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\n\
-             [upstreams.up.per_subject.subjects]\nalice = \"${{ALICE_UP}}\"\nbob = {{ file = {:?} }}\n",
-            bob_file.display().to_string()
-        ),
+    let more = format!(
+        "[upstreams.up.per_subject.subjects]\nalice = \"${{ALICE_UP}}\"\nbob = {{ file = {:?} }}\n",
+        bob_file.display().to_string()
     );
-    let addr = format!("127.0.0.1:{gw_port}");
-    let (_gw, _url) = gateway_http_with(
-        &config,
-        &[
-            "--http",
-            &addr,
-            "--public-url",
-            &gw_base,
-            "--auth-issuer",
-            &auth.issuer,
-        ],
-        &[
-            ("GW_UP", gateway_up.as_str()),
-            ("ALICE_UP", alice_up.as_str()),
-        ],
-    )
-    .await;
-    let alice = token_of(&auth, "alice", &gw_resource).await;
-    let bob = token_of(&auth, "bob", &gw_resource).await;
-    let carol = token_of(&auth, "carol", &gw_resource).await;
+    let _gw = front
+        .gateway(&dir, &more, &[("ALICE_UP", alice_up.as_str())])
+        .await;
+    let alice = token_of(auth, "alice", gw_resource).await;
+    let bob = token_of(auth, "bob", gw_resource).await;
+    let carol = token_of(auth, "carol", gw_resource).await;
 
     // Side by side: alice's and bob's calls at once, three rounds.
     for round in 0..3_u64 {
@@ -289,7 +349,7 @@ async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() 
     // Carol has no credential at the upstream: her call is refused there,
     // naming the upstream, and is not sent with the gateway's own.
     let r = post(
-        &gw_base,
+        gw_base,
         Some(&carol),
         30,
         "tools/call",
@@ -305,7 +365,7 @@ async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() 
         "{refusal}"
     );
 
-    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let seen = front.seen();
     let calls = calls_by_text(&seen);
     assert_eq!(
         calls.len(),
@@ -341,45 +401,25 @@ async fn each_caller_reaches_a_per_subject_upstream_with_their_own_credential() 
 
 #[tokio::test]
 async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
-    let up_port = free_port();
-    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
-    let gw_port = free_port();
-    let gw_base = format!("http://127.0.0.1:{gw_port}");
-    let gw_resource = format!("{gw_base}/mcp");
-    let auth = AuthServer::start(&gw_resource).await;
-    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
-    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
-    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
-    let dir = scratch("passthrough");
-    let config = write_config(
-        &dir,
-        &format!(
-            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\npassthrough = true\naudience = {up_resource:?}\n"
-        ),
-    );
-    let addr = format!("127.0.0.1:{gw_port}");
-    let (_gw, _url) = gateway_http_with(
-        &config,
-        &[
-            "--http",
-            &addr,
-            "--public-url",
-            &gw_base,
-            "--auth-issuer",
-            &auth.issuer,
-        ],
-        &[("GW_UP", gateway_up.as_str())],
-    )
-    .await;
+    let front = Front::new().await;
+    let Front {
+        auth,
+        up_resource,
+        gw_base,
+        gw_resource,
+        ..
+    } = &front;
+    let more = format!("passthrough = true\naudience = {up_resource:?}\n");
+    let _gw = front.gateway(&scratch("passthrough"), &more, &[]).await;
     // For both the gateway and the upstream; for the gateway alone.
-    let mut both = claims(&auth.issuer, &gw_resource);
+    let mut both = claims(&auth.issuer, gw_resource);
     both["aud"] = json!([gw_resource, up_resource]);
     both["sub"] = json!("alice");
     let both = auth.sign("current", json!({}), both).await;
-    let gateway_only = token_of(&auth, "bob", &gw_resource).await;
+    let gateway_only = token_of(auth, "bob", gw_resource).await;
 
     let r = post(
-        &gw_base,
+        gw_base,
         Some(&both),
         1,
         "tools/call",
@@ -388,7 +428,7 @@ async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
     .await;
     assert_eq!(r["result"]["content"][0]["text"], "passed through", "{r}");
     let r = post(
-        &gw_base,
+        gw_base,
         Some(&gateway_only),
         2,
         "tools/call",
@@ -404,7 +444,7 @@ async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
         "{refusal}"
     );
 
-    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let seen = front.seen();
     let calls = calls_by_text(&seen);
     assert_eq!(
         calls,
@@ -429,45 +469,29 @@ fn payload(jwt: &str) -> Value {
 
 #[tokio::test]
 async fn token_exchange_gives_each_caller_an_upstream_token_of_their_own_and_keeps_it() {
-    let up_port = free_port();
-    let up_resource = format!("http://127.0.0.1:{up_port}/mcp");
-    let gw_port = free_port();
-    let gw_base = format!("http://127.0.0.1:{gw_port}");
-    let gw_resource = format!("{gw_base}/mcp");
-    let auth = AuthServer::start(&gw_resource).await;
-    let _upstream = Toolwire::start(up_port, &auth.issuer, &[], &[]).await;
-    let (relay_url, record) = recording_relay(format!("127.0.0.1:{up_port}")).await;
-    let gateway_up = auth.token("client-b", "mcp:tools", &up_resource).await;
-    let dir = scratch("token-exchange");
-    let config = write_config(
-        &dir,
-        &format!(
-            "[upstreams.up]\nurl = {relay_url:?}\nbearer_env = \"GW_UP\"\n\
-             [upstreams.up.token_exchange]\ntoken_endpoint = \"{}/token\"\nclient_id = \"gateway\"\n\
-             client_secret_env = \"GW_SECRET\"\nresource = {up_resource:?}\n",
-            auth.issuer
-        ),
+    let front = Front::new().await;
+    let Front {
+        auth,
+        up_resource,
+        gw_base,
+        gw_resource,
+        ..
+    } = &front;
+    let more = format!(
+        "[upstreams.up.token_exchange]\ntoken_endpoint = \"{}/token\"\nclient_id = \"gateway\"\n\
+         client_secret_env = \"GW_SECRET\"\nresource = {up_resource:?}\n",
+        auth.issuer
     );
-    let addr = format!("127.0.0.1:{gw_port}");
-    let (_gw, _url) = gateway_http_with(
-        &config,
-        &[
-            "--http",
-            &addr,
-            "--public-url",
-            &gw_base,
-            "--auth-issuer",
-            &auth.issuer,
-        ],
-        &[
-            ("GW_UP", gateway_up.as_str()),
-            ("GW_SECRET", "gateway-secret"),
-        ],
-    )
-    .await;
-    let alice = token_of(&auth, "alice", &gw_resource).await;
-    let bob = token_of(&auth, "bob", &gw_resource).await;
-    let mallory = token_of(&auth, "mallory", &gw_resource).await;
+    let _gw = front
+        .gateway(
+            &scratch("token-exchange"),
+            &more,
+            &[("GW_SECRET", "gateway-secret")],
+        )
+        .await;
+    let alice = token_of(auth, "alice", gw_resource).await;
+    let bob = token_of(auth, "bob", gw_resource).await;
+    let mallory = token_of(auth, "mallory", gw_resource).await;
 
     let mut took = Vec::new();
     for round in 0..3_u64 {
@@ -504,7 +528,7 @@ async fn token_exchange_gives_each_caller_an_upstream_token_of_their_own_and_kee
     // Mallory's exchange is refused: her call fails naming the upstream,
     // and nothing is sent for her with any other credential.
     let r = post(
-        &gw_base,
+        gw_base,
         Some(&mallory),
         30,
         "tools/call",
@@ -521,7 +545,7 @@ async fn token_exchange_gives_each_caller_an_upstream_token_of_their_own_and_kee
     );
     assert!(!refusal.contains(&mallory), "no token in the error");
 
-    let seen = String::from_utf8_lossy(&record.lock().expect("record")).into_owned();
+    let seen = front.seen();
     let calls = calls_by_text(&seen);
     assert_eq!(
         calls.len(),

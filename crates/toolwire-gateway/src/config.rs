@@ -104,6 +104,12 @@ pub(crate) struct UpstreamConfig {
     pub(crate) cwd: Option<PathBuf>,
     /// An HTTP(S) upstream.
     pub(crate) url: Option<String>,
+    /// A REST API upstream: its OpenAPI 3.0 or 3.1 document (JSON or
+    /// YAML), an `http(s)://` URL or a file.
+    pub(crate) openapi: Option<String>,
+    /// Where the REST API's paths are; the document's first `servers`
+    /// entry by default.
+    pub(crate) base_url: Option<String>,
     /// HTTP headers; values may use `${VAR}`.
     #[serde(default)]
     pub(crate) headers: BTreeMap<String, String>,
@@ -321,6 +327,14 @@ pub(crate) enum Endpoint {
         headers: Vec<(String, String)>,
         bearer: Option<String>,
     },
+    /// A REST API described by an OpenAPI document.
+    OpenApi {
+        /// The document: a URL or a file.
+        document: String,
+        base_url: Option<String>,
+        headers: Vec<(String, String)>,
+        bearer: Option<String>,
+    },
 }
 
 /// An upstream ready to connect: everything resolved and checked.
@@ -479,14 +493,42 @@ fn resolve_upstream(
 ) -> Result<Upstream, String> {
     let stdio_only = !c.env.is_empty() || c.cwd.is_some();
     let http_only = !c.headers.is_empty() || c.bearer_env.is_some();
-    let endpoint = match (&c.command, &c.url) {
-        (Some(_), Some(_)) => return Err("give `command` or `url`, not both".into()),
-        (None, None) => {
+    let given = usize::from(c.command.is_some())
+        + usize::from(c.url.is_some())
+        + usize::from(c.openapi.is_some());
+    if given > 1 {
+        return Err("give one of `command`, `url` and `openapi`".into());
+    }
+    if c.base_url.is_some() && c.openapi.is_none() {
+        return Err("`base_url` applies to `openapi` upstreams only".into());
+    }
+    // The headers and bearer token of an HTTP upstream (MCP or REST).
+    let http_parts = || -> Result<HttpCredentials, String> {
+        if stdio_only {
+            return Err("`env` and `cwd` apply to `command` upstreams only".into());
+        }
+        let headers = c
+            .headers
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), substitute(v, env)?)))
+            .collect::<Result<_, String>>()?;
+        let bearer = match &c.bearer_env {
+            Some(var) => Some(env(var).ok_or_else(|| {
+                format!("bearer_env names {var}, which is not set in the environment")
+            })?),
+            None => None,
+        };
+        Ok((headers, bearer))
+    };
+    let endpoint = match (&c.command, &c.url, &c.openapi) {
+        (None, None, None) => {
             return Err(
-                "needs `command = [\"program\", \"arg\"]` (stdio) or `url = \"http://...\"`".into(),
+                "needs `command = [\"program\", \"arg\"]` (stdio), `url = \"http://...\"` \
+                 (MCP over HTTP) or `openapi = \"http://.../openapi.json\"` (a REST API)"
+                    .into(),
             );
         }
-        (Some(argv), None) => {
+        (Some(argv), _, _) => {
             if argv.is_empty() {
                 return Err("`command` is empty: give the program and its arguments".into());
             }
@@ -504,26 +546,35 @@ fn resolve_upstream(
                 cwd: c.cwd.clone(),
             }
         }
-        (None, Some(url)) => {
-            if stdio_only {
-                return Err("`env` and `cwd` apply to `command` upstreams only".into());
-            }
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
+        (None, Some(url), _) => {
+            if !is_http_url(url) {
                 return Err(format!("url {url:?} is not http:// or https://"));
             }
-            let headers = c
-                .headers
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), substitute(v, env)?)))
-                .collect::<Result<_, String>>()?;
-            let bearer = match &c.bearer_env {
-                Some(var) => Some(env(var).ok_or_else(|| {
-                    format!("bearer_env names {var}, which is not set in the environment")
-                })?),
-                None => None,
-            };
+            let (headers, bearer) = http_parts()?;
             Endpoint::Http {
                 url: url.clone(),
+                headers,
+                bearer,
+            }
+        }
+        (None, None, Some(document)) => {
+            if c.protocol.is_some() {
+                return Err("`protocol` applies to MCP upstreams, not to `openapi` ones".into());
+            }
+            if let Some(base) = &c.base_url
+                && !is_http_url(base)
+            {
+                return Err(format!("base_url {base:?} is not http:// or https://"));
+            }
+            if !is_http_url(document) && !Path::new(document).is_file() {
+                return Err(format!(
+                    "openapi {document:?} is neither an http(s):// URL nor a readable file"
+                ));
+            }
+            let (headers, bearer) = http_parts()?;
+            Endpoint::OpenApi {
+                document: document.clone(),
+                base_url: c.base_url.clone(),
                 headers,
                 bearer,
             }
@@ -562,15 +613,22 @@ fn resolve_upstream(
     }
     let credentials = match &c.per_subject {
         None if c.token_exchange.is_some() => exchange(c, env)?,
-        None if c.passthrough => match &c.url {
-            Some(url) => Credentials::Passthrough {
-                audience: c.audience.clone().unwrap_or_else(|| url.clone()),
+        None if c.passthrough => match c.audience.as_ref().or(identity(c)) {
+            Some(audience) if c.command.is_none() => Credentials::Passthrough {
+                audience: audience.clone(),
             },
-            None => return Err("`passthrough` applies to `url` upstreams only".into()),
+            _ if c.command.is_none() => {
+                return Err(
+                    "`passthrough` needs the `audience` a caller's token must name (an \
+                     `openapi` upstream without `base_url` has no default)"
+                        .into(),
+                );
+            }
+            _ => return Err("`passthrough` applies to `url` and `openapi` upstreams only".into()),
         },
         None => Credentials::Gateway,
-        Some(_) if c.url.is_none() => {
-            return Err("`per_subject` applies to `url` upstreams only".into());
+        Some(_) if c.command.is_some() => {
+            return Err("`per_subject` applies to `url` and `openapi` upstreams only".into());
         }
         Some(p) => {
             let header = p.header.clone().unwrap_or_else(|| "Authorization".into());
@@ -639,8 +697,15 @@ fn exchange(
     c: &UpstreamConfig,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Credentials, String> {
-    let (Some(x), Some(url)) = (&c.token_exchange, &c.url) else {
-        return Err("`token_exchange` applies to `url` upstreams only".into());
+    let Some(x) = c.token_exchange.as_ref().filter(|_| c.command.is_none()) else {
+        return Err("`token_exchange` applies to `url` and `openapi` upstreams only".into());
+    };
+    let Some(resource) = x.resource.as_ref().or(identity(c)) else {
+        return Err(
+            "`token_exchange` needs the `resource` to ask for (an `openapi` upstream without \
+             `base_url` has no default)"
+                .into(),
+        );
     };
     let secret = env(&x.client_secret_env).ok_or_else(|| {
         format!(
@@ -650,10 +715,23 @@ fn exchange(
     })?;
     let client = toolwire::TokenExchange::new(&x.token_endpoint, &x.client_id, secret)
         .map_err(|e| format!("token_exchange: {e}"))?;
-    let resource = x.resource.clone().unwrap_or_else(|| url.clone());
     Ok(Credentials::Exchange(std::sync::Arc::new(
-        crate::exchange::Exchanger::new(client, resource, x.scope.clone()),
+        crate::exchange::Exchanger::new(client, resource.clone(), x.scope.clone()),
     )))
+}
+
+/// An HTTP upstream's own headers and bearer token.
+type HttpCredentials = (Vec<(String, String)>, Option<String>);
+
+/// The URL that names an HTTP upstream as a resource (the default
+/// audience of a passed-through token and resource of an exchanged one):
+/// its `url`, or an `openapi` upstream's `base_url`.
+fn identity(c: &UpstreamConfig) -> Option<&String> {
+    c.url.as_ref().or(c.base_url.as_ref())
+}
+
+fn is_http_url(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 /// `${VAR}` replaced by the variable's value; `$${` is a literal `${`.
@@ -768,7 +846,7 @@ alice = "${PY_TOKEN}"
         let stdio =
             "[upstreams.s]\ncommand = [\"x\"]\n[upstreams.s.per_subject.subjects]\na = \"k\"\n";
         let e = parse(stdio).expect_err("stdio").to_string();
-        assert!(e.contains("`url` upstreams only"), "{e}");
+        assert!(e.contains("`url` and `openapi` upstreams only"), "{e}");
         let unset = "[upstreams.h]\nurl = \"http://h/mcp\"\n[upstreams.h.per_subject.subjects]\na = \"${NOPE}\"\n";
         let e = parse(unset).expect_err("unset").to_string();
         assert!(e.contains("NOPE"), "{e}");
@@ -893,5 +971,56 @@ alice = "${PY_TOKEN}"
         assert!(ups[0].admits("add"));
         assert!(!ups[0].admits("echo_secret"));
         assert!(!ups[0].admits("countdown"));
+    }
+
+    #[test]
+    fn an_openapi_upstream_is_checked_like_the_others() {
+        let ok = "[upstreams.pets]\nopenapi = \"http://127.0.0.1:9/openapi.json\"\nbase_url = \"http://127.0.0.1:9/v1\"\npassthrough = true\n";
+        let config = parse(ok).expect("valid");
+        let ups = config.resolve_with(ok, &env).expect("resolves");
+        let up = &ups[0];
+        assert!(
+            matches!(&up.endpoint, Endpoint::OpenApi { document, base_url: Some(b), .. }
+            if document.ends_with("openapi.json") && b.ends_with("/v1"))
+        );
+        // The base URL is the default audience.
+        assert!(
+            matches!(&up.credentials, Credentials::Passthrough { audience } if audience == "http://127.0.0.1:9/v1")
+        );
+        for (text, wanted) in [
+            (
+                "openapi = \"http://h/o.json\"\nurl = \"http://h/mcp\"",
+                "one of `command`, `url` and `openapi`",
+            ),
+            (
+                "url = \"http://h/mcp\"\nbase_url = \"http://h\"",
+                "`base_url` applies to `openapi`",
+            ),
+            (
+                "openapi = \"http://h/o.json\"\nprotocol = \"modern\"",
+                "`protocol` applies to MCP upstreams",
+            ),
+            (
+                "openapi = \"/nonexistent/openapi.yaml\"",
+                "neither an http(s):// URL nor a readable file",
+            ),
+            (
+                "openapi = \"http://h/o.json\"\nbase_url = \"ftp://h\"",
+                "is not http:// or https://",
+            ),
+            (
+                "openapi = \"http://h/o.json\"\npassthrough = true",
+                "needs the `audience`",
+            ),
+            (
+                "openapi = \"http://h/o.json\"\nenv = { A = \"1\" }",
+                "apply to `command` upstreams only",
+            ),
+        ] {
+            let e = parse(&format!("[upstreams.x]\n{text}\n"))
+                .expect_err(text)
+                .to_string();
+            assert!(e.contains(wanted), "{text}: {e}");
+        }
     }
 }

@@ -712,7 +712,11 @@ async fn first_listings(links: &[Arc<Link>], wait: Duration) -> Vec<First> {
                 tracing::info!(
                     upstream = link.name(),
                     "serving: {} tools, {} prompts, {} resources",
-                    listing.tools.len(),
+                    listing
+                        .tools
+                        .iter()
+                        .filter(|t| link.spec.admits(&t.name))
+                        .count(),
                     listing.prompts.len(),
                     listing.resources.len() + listing.templates.len()
                 );

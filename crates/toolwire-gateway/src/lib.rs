@@ -33,6 +33,7 @@ mod config;
 mod exchange;
 mod gateway;
 mod names;
+mod openapi;
 mod proxy;
 mod upstream;
 

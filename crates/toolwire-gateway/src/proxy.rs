@@ -75,11 +75,45 @@ pub(crate) fn tool(
     }
     let link = Arc::clone(link);
     let name: Arc<str> = def.name.as_str().into();
+    if link.is_rest() {
+        return builder.forwarding_handler(move |args: Value, cx: RequestContext| {
+            let link = Arc::clone(&link);
+            let name = Arc::clone(&name);
+            async move { call_rest(&link, &name, &args, &cx).await }
+        });
+    }
     builder.forwarding_handler(move |args: Value, cx: RequestContext| {
         let link = Arc::clone(&link);
         let name = Arc::clone(&name);
         async move { call_tool(&link, &name, args, &cx).await }
     })
+}
+
+/// A call of a REST upstream's tool: one HTTP request, with the caller's
+/// credential in a per-caller mode (refused, naming the upstream, when the
+/// caller has none). The gateway's server checked the arguments against
+/// the tool's input schema; the API checks them again, as its own.
+async fn call_rest(
+    link: &Link,
+    name: &str,
+    args: &Value,
+    cx: &RequestContext,
+) -> Result<Forwarded, HandlerError> {
+    let Some(api) = link.rest() else {
+        return Ok(ToolResult::error_text(link.down_reason()).into());
+    };
+    let credential = link
+        .spec
+        .credentials
+        .header(link.name(), cx.principal(), cx.caller_token())
+        .await
+        .map_err(HandlerError::failed)?;
+    let result = tokio::select! {
+        r = api.call(name, args, credential, link.spec.timeout) => r,
+        // Dropping the request abandons it.
+        () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
+    };
+    Ok(ToolResult::Complete(result).into())
 }
 
 /// A call forwarded: a modern upstream's complete result goes downstream

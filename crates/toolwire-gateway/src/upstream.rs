@@ -2,6 +2,7 @@
 //! respawned with backoff), what it lists, and its health.
 
 use crate::config::{Endpoint, Upstream};
+use crate::openapi::RestApi;
 use crate::proxy::Holds;
 use serde::Serialize;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -78,6 +79,8 @@ pub(crate) struct Link {
     /// How long start-up waits for the upstream's first listing (the
     /// gateway's `start_wait_ms`), named when a call finds it starting.
     start_wait: Duration,
+    /// A REST API upstream, once its document is read.
+    rest: RwLock<Option<Arc<RestApi>>>,
 }
 
 impl Link {
@@ -97,7 +100,19 @@ impl Link {
             client: RwLock::new(None),
             broken: Notify::new(),
             tasks: AtomicBool::new(false),
+            rest: RwLock::new(None),
         })
+    }
+
+    /// Whether the upstream is a REST API (`openapi`) rather than an MCP
+    /// server.
+    pub(crate) fn is_rest(&self) -> bool {
+        matches!(self.spec.endpoint, Endpoint::OpenApi { .. })
+    }
+
+    /// The REST API, once its document is read.
+    pub(crate) fn rest(&self) -> Option<Arc<RestApi>> {
+        self.rest.read().ok().and_then(|r| r.clone())
     }
 
     pub(crate) fn name(&self) -> &str {
@@ -149,6 +164,9 @@ impl Link {
     /// Connects (spawning a stdio upstream) and lists it. On success the
     /// upstream is up with the new client.
     pub(crate) async fn connect(&self) -> Result<Listing, ClientError> {
+        if self.is_rest() {
+            return self.read_document().await;
+        }
         let client = self.build_client()?;
         let listed = tokio::time::timeout(self.spec.timeout, list(&client))
             .await
@@ -178,8 +196,30 @@ impl Link {
         }
     }
 
+    /// Reads a REST upstream's document: its operations are the listing.
+    async fn read_document(&self) -> Result<Listing, ClientError> {
+        let (api, tools) = RestApi::load(&self.spec)
+            .await
+            .map_err(ClientError::Transport)?;
+        if let Ok(mut r) = self.rest.write() {
+            *r = Some(Arc::new(api));
+        }
+        self.update_health(|h| {
+            h.state = UpstreamState::Up;
+            h.era = Some("openapi");
+            h.tools = tools.len();
+        });
+        Ok(Listing {
+            tools,
+            ..Listing::default()
+        })
+    }
+
     /// Lists the upstream again on its current client.
     pub(crate) async fn relist(&self) -> Result<Listing, ClientError> {
+        if self.is_rest() {
+            return self.read_document().await;
+        }
         let client = self
             .client()
             .ok_or_else(|| ClientError::Transport(self.down_reason()))?;
@@ -270,6 +310,9 @@ impl Link {
                 }
                 builder.spawn(command)
             }
+            Endpoint::OpenApi { .. } => Err(ClientError::Transport(
+                "an openapi upstream has no MCP client".into(),
+            )),
             Endpoint::Http {
                 url,
                 headers,

@@ -117,6 +117,9 @@ pub use legacy::LEGACY_PROTOCOL_VERSIONS;
 pub use mrtr::{
     ElicitAnswer, InputRequired, STATE_KEY_LEN, STATE_KEYS_ENV, StateKeyError, StateKeys,
 };
+/// Plain outbound HTTP(S), for requests beside MCP (a gateway's REST upstreams).
+#[cfg(feature = "client")]
+pub use outbound::{OutboundError, OutboundHttp};
 pub use prompt::{Prompt, PromptArguments, PromptBuilder, PromptResult};
 pub use ratelimit::{RateLimit, RateLimitParseError};
 pub use resource::{

@@ -5,7 +5,12 @@
 //! Below both users, so that the `auth` feature needs the HTTP stack and
 //! not the client.
 
+#[cfg(feature = "client")]
+mod plain;
 pub(crate) mod tls;
+
+#[cfg(feature = "client")]
+pub use plain::{OutboundError, OutboundHttp};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -27,4 +32,21 @@ pub(crate) struct TlsSetupError(pub(crate) String);
 pub(crate) fn client(https: bool, extra_cas: &[Vec<u8>]) -> Result<HttpClient, TlsSetupError> {
     let connector = tls::connector(https, extra_cas)?;
     Ok(HyperClient::builder(TokioExecutor::new()).build(connector))
+}
+
+/// An error with its causes, each once (hyper's own message alone is often
+/// just "client error (Connect)").
+#[cfg(feature = "client")]
+pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        source = s.source();
+    }
+    text
 }

@@ -108,6 +108,15 @@ pub(super) async fn supervise(
                 }
             }
         }
+        if link.is_rest() {
+            // A REST API announces no changes: its document was read, and
+            // is read again only when the gateway restarts.
+            if let Some(r) = ready.take() {
+                let _ = r.send(());
+            }
+            stop.cancelled().await;
+            return;
+        }
         // Up: follow the upstream's list changes until the relay breaks.
         let why = follow(&gateway, i, &link, &stop, ready.take()).await;
         let Some(why) = why else { return };

@@ -544,14 +544,7 @@ impl Drop for HttpTransport {
 }
 
 fn connect_error(e: &hyper_util::client::legacy::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
+    crate::outbound::error_chain(e)
 }
 
 async fn read_body(mut body: Body) -> Result<Bytes, ClientError> {

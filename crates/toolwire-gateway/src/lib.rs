@@ -5,7 +5,8 @@
 //! whose tools and prompts are the merged lists of its upstreams, each name
 //! namespaced as `<prefix><separator><name>` (`demo__echo`). Upstreams are
 //! stdio commands or HTTP(S) URLs in either protocol era (through
-//! toolwire's dual-era client); the gateway itself is served like any
+//! toolwire's dual-era client), or REST APIs described by an OpenAPI
+//! document, each operation a tool; the gateway itself is served like any
 //! toolwire server, over stdio or Streamable HTTP, and keeps no state
 //! between requests: a multi round-trip request's state travels sealed in
 //! its `requestState`, so any replica sharing the keyring continues it.

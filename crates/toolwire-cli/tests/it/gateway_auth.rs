@@ -411,26 +411,42 @@ async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
     } = &front;
     let more = format!("passthrough = true\naudience = {up_resource:?}\n");
     let _gw = front.gateway(&scratch("passthrough"), &more, &[]).await;
-    // For both the gateway and the upstream; for the gateway alone.
-    let mut both = claims(&auth.issuer, gw_resource);
-    both["aud"] = json!([gw_resource, up_resource]);
-    both["sub"] = json!("alice");
-    let both = auth.sign("current", json!({}), both).await;
-    let gateway_only = token_of(auth, "bob", gw_resource).await;
+    // Alice's and bob's tokens for both the gateway and the upstream;
+    // carol's for the gateway alone.
+    let for_both = |sub: &'static str| {
+        let mut c = claims(&auth.issuer, gw_resource);
+        c["aud"] = json!([gw_resource, up_resource]);
+        c["sub"] = json!(sub);
+        c["jti"] = json!(format!("{sub}-both"));
+        auth.sign("current", json!({}), c)
+    };
+    let alice = for_both("alice").await;
+    let bob = for_both("bob").await;
+    let gateway_only = token_of(auth, "carol", gw_resource).await;
 
-    let r = post(
-        gw_base,
-        Some(&both),
-        1,
-        "tools/call",
-        json!({"name": "up__echo", "arguments": {"text": "passed through"}}),
-    )
-    .await;
-    assert_eq!(r["result"]["content"][0]["text"], "passed through", "{r}");
+    // Alice and bob side by side.
+    let (a, b) = tokio::join!(
+        post(
+            gw_base,
+            Some(&alice),
+            1,
+            "tools/call",
+            json!({"name": "up__echo", "arguments": {"text": "alice's"}}),
+        ),
+        post(
+            gw_base,
+            Some(&bob),
+            2,
+            "tools/call",
+            json!({"name": "up__echo", "arguments": {"text": "bob's"}}),
+        ),
+    );
+    assert_eq!(a["result"]["content"][0]["text"], "alice's", "{a}");
+    assert_eq!(b["result"]["content"][0]["text"], "bob's", "{b}");
     let r = post(
         gw_base,
         Some(&gateway_only),
-        2,
+        3,
         "tools/call",
         json!({"name": "up__echo", "arguments": {"text": "not for the upstream"}}),
     )
@@ -445,11 +461,15 @@ async fn passthrough_forwards_only_a_token_that_names_the_upstream() {
     );
 
     let seen = front.seen();
-    let calls = calls_by_text(&seen);
+    let mut calls = calls_by_text(&seen);
+    calls.sort();
     assert_eq!(
         calls,
-        [("passed through".to_owned(), format!("Bearer {both}"))],
-        "only the token that names the upstream went, and with its own call"
+        [
+            ("alice's".to_owned(), format!("Bearer {alice}")),
+            ("bob's".to_owned(), format!("Bearer {bob}")),
+        ],
+        "each caller's own token went with their own call, and only those that name the upstream"
     );
     assert!(
         !seen.contains(&gateway_only),

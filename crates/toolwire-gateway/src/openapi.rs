@@ -123,15 +123,10 @@ impl RestApi {
         let Some(op) = self.operations.get(name) else {
             return CallToolResult::error_text(format!("no operation for tool {name:?}"));
         };
-        let mut headers = self.headers.clone();
-        if let Some((k, v)) = credential {
-            let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) else {
-                return CallToolResult::error_text("the caller's credential cannot be sent");
-            };
-            v.set_sensitive(true);
-            headers.retain(|(h, _)| *h != k);
-            headers.push((k, v));
-        }
+        let headers = match with_credential(&self.headers, credential) {
+            Ok(h) => h,
+            Err(e) => return CallToolResult::error_text(e),
+        };
         let request = match request::build(op, &self.base, args, &headers) {
             Ok(r) => r,
             Err(e) => {
@@ -156,6 +151,25 @@ impl RestApi {
             Err(e) => CallToolResult::error_text(format!("{what} failed: {e}")),
         }
     }
+}
+
+/// The upstream's own headers with the caller's credential in place of any
+/// of the same name: a caller's request never carries the gateway's
+/// credential for the header the caller's goes in.
+fn with_credential(
+    own: &[(HeaderName, HeaderValue)],
+    credential: Option<(String, String)>,
+) -> Result<Vec<(HeaderName, HeaderValue)>, &'static str> {
+    let mut headers = own.to_vec();
+    if let Some((k, v)) = credential {
+        let (Ok(k), Ok(mut v)) = (HeaderName::try_from(k), HeaderValue::try_from(v)) else {
+            return Err("the caller's credential cannot be sent");
+        };
+        v.set_sensitive(true);
+        headers.retain(|(h, _)| *h != k);
+        headers.push((k, v));
+    }
+    Ok(headers)
 }
 
 async fn fetch(
@@ -192,4 +206,35 @@ fn read_file(path: &str) -> Result<bytes::Bytes, String> {
         .read_to_end(&mut bytes)
         .map_err(|e| format!("{path}: {e}"))?;
     Ok(bytes.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_callers_credential_replaces_the_gateways_of_the_same_header() {
+        let own = vec![
+            (
+                http::header::AUTHORIZATION,
+                HeaderValue::from_static("Bearer gateway"),
+            ),
+            (
+                HeaderName::from_static("x-tenant"),
+                HeaderValue::from_static("t1"),
+            ),
+        ];
+        let alice = with_credential(&own, Some(("Authorization".into(), "Bearer alice".into())))
+            .expect("a header");
+        let auth: Vec<&HeaderValue> = alice
+            .iter()
+            .filter(|(k, _)| *k == http::header::AUTHORIZATION)
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(auth, [&HeaderValue::from_static("Bearer alice")]);
+        assert!(auth[0].is_sensitive());
+        assert_eq!(alice.len(), 2, "the other header stays");
+        assert_eq!(with_credential(&own, None).expect("none").len(), 2);
+        assert!(with_credential(&own, Some(("X-Key".into(), "a\nb".into()))).is_err());
+    }
 }

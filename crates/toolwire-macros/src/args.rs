@@ -25,6 +25,8 @@ pub(crate) struct ToolArgs {
     pub(crate) defer_task: bool,
     pub(crate) rerun: bool,
     pub(crate) task_ttl_ms: Option<LitInt>,
+    pub(crate) ui: Option<LitStr>,
+    pub(crate) visibility: Option<Vec<syn::Ident>>,
     pub(crate) krate: Option<Path>,
     seen: Vec<String>,
 }
@@ -32,7 +34,7 @@ pub(crate) struct ToolArgs {
 const ACCEPTED: &str = "name, title, description, structured, read_only, destructive, \
                         idempotent, open_world, requires, scope, timeout_ms, \
                         max_concurrency, max_result_bytes, task, defer_task, \
-                        rerun, task_ttl_ms, crate";
+                        rerun, task_ttl_ms, ui, visibility, crate";
 
 impl ToolArgs {
     /// Parses one `key`, `key = value` or `key = bool` item.
@@ -78,6 +80,35 @@ impl ToolArgs {
             "defer_task" => self.defer_task = flag(meta)?,
             "rerun" => self.rerun = flag(meta)?,
             "task_ttl_ms" => self.task_ttl_ms = Some(positive(meta)?),
+            "ui" => {
+                let lit: LitStr = meta.value()?.parse()?;
+                if !lit.value().starts_with("ui://") {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "an app interface is a ui:// URI, such as \"ui://my-server/view\"",
+                    ));
+                }
+                self.ui = Some(lit);
+            }
+            "visibility" => {
+                // `"app"`, `"model"`, or both comma-separated.
+                let lit: LitStr = meta.value()?.parse()?;
+                let mut who = Vec::new();
+                for part in lit.value().split(',').map(str::trim) {
+                    let variant = match part {
+                        "app" => "App",
+                        "model" => "Model",
+                        _ => {
+                            return Err(syn::Error::new(
+                                lit.span(),
+                                "expected \"app\", \"model\" or \"model, app\"",
+                            ));
+                        }
+                    };
+                    who.push(syn::Ident::new(variant, lit.span()));
+                }
+                self.visibility = Some(who);
+            }
             "crate" => {
                 let lit: LitStr = meta.value()?.parse()?;
                 self.krate = Some(lit.parse()?);

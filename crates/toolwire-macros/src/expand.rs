@@ -145,6 +145,10 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
         .task
         .as_ref()
         .map(|support| quote! { .task(#krate::task::TaskSupport::#support) });
+    let ui = args.ui.as_ref().map(|uri| quote! { .ui(#uri) });
+    let visibility = args.visibility.as_ref().map(|who| {
+        quote! { .visibility([#(#krate::apps::Visibility::#who),*]) }
+    });
     let defer_task = args.defer_task.then(|| quote! { .defer_task() });
     let rerun = args.rerun.then(|| quote! { .rerun() });
     let task_ttl = args
@@ -196,6 +200,8 @@ pub(crate) fn expand(args: &ToolArgs, mut func: ItemFn) -> syn::Result<TokenStre
                 #annotations
                 #(#requires)*
                 #scopes
+                #ui
+                #visibility
                 #timeout
                 #concurrency
                 #result_bytes

@@ -59,6 +59,7 @@
 //! # }
 //! ```
 
+pub mod apps;
 #[cfg(feature = "auth")]
 mod auth;
 mod bounds;

@@ -298,6 +298,8 @@ pub(crate) struct ResourceInner {
     pub(crate) definition: ResourceDefinition,
     pub(crate) scopes: Vec<String>,
     pub(crate) reader: Reader,
+    /// In `resources/list` (an app's interface may be left out).
+    pub(crate) listed: bool,
 }
 
 impl std::fmt::Debug for Resource {
@@ -329,6 +331,18 @@ impl Resource {
             name: name.into(),
             size: None,
             common: Common::default(),
+        }
+    }
+
+    /// Whether `resources/list` shows it.
+    pub fn is_listed(&self) -> bool {
+        self.inner.listed
+    }
+
+    /// Shows it in `resources/list` or not (a just-built resource).
+    pub(crate) fn set_listed(&mut self, listed: bool) {
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.listed = listed;
         }
     }
 
@@ -431,6 +445,7 @@ impl ResourceBuilder {
                     cache_scope: c.cache_scope,
                     handler,
                 },
+                listed: true,
             }),
         })
     }

@@ -310,8 +310,12 @@ impl Server {
 
     /// Registers a tool, failing if the name is taken. Publishes
     /// [`ListChanged::Tools`].
+    ///
+    /// A tool with an app interface (`_meta.ui.resourceUri`) needs that
+    /// `ui://` resource registered first ([`Resource::app`](crate::Resource::app)).
     pub fn add_tool(&self, tool: Tool) -> Result<(), RegistrationError> {
         let name = tool.name().to_owned();
+        self.check_tool_ui(&tool)?;
         if !self.register(&self.inner.tools, tool, ListChanged::Tools) {
             return Err(RegistrationError::Duplicate {
                 kind: EntryKind::Tool,
@@ -319,6 +323,33 @@ impl Server {
             });
         }
         Ok(())
+    }
+
+    /// Refuses a tool whose interface names no registered app resource.
+    /// Spec (ext-apps): apps.mdx#behavior — the resource must exist on the
+    /// server.
+    fn check_tool_ui(&self, tool: &Tool) -> Result<(), RegistrationError> {
+        let Some(uri) =
+            crate::apps::ToolUi::of(tool.definition().meta.as_ref()).and_then(|ui| ui.resource_uri)
+        else {
+            return Ok(());
+        };
+        let registered = self
+            .inner
+            .resources
+            .snapshot()
+            .get(&uri)
+            .map(|r| r.definition().mime_type.as_deref() == Some(crate::apps::APP_MIME_TYPE));
+        let problem = match registered {
+            Some(true) => return Ok(()),
+            Some(false) => "is a resource of another MIME type than text/html;profile=mcp-app",
+            None => "is not a registered resource",
+        };
+        Err(RegistrationError::ToolUi {
+            tool: tool.name().to_owned(),
+            uri,
+            problem,
+        })
     }
 
     /// Inserts `item`, publishing `list` when it was added; `false` if the

@@ -306,6 +306,7 @@ impl Tool {
             required_capabilities: Vec::new(),
             scopes: Vec::new(),
             meta: None,
+            ui: None,
             limits: DeclaredLimits::default(),
             task: TaskSpec::default(),
             _marker: PhantomData,
@@ -418,6 +419,7 @@ pub struct ToolBuilder<I = Value, O = Untyped> {
     required_capabilities: Vec<String>,
     scopes: Vec<String>,
     meta: Option<Map<String, Value>>,
+    ui: Option<crate::apps::ToolUi>,
     limits: DeclaredLimits,
     task: TaskSpec,
     _marker: PhantomData<fn() -> (I, O)>,
@@ -445,6 +447,7 @@ impl<I, O> ToolBuilder<I, O> {
             required_capabilities: self.required_capabilities,
             scopes: self.scopes,
             meta: self.meta,
+            ui: self.ui,
             limits: self.limits,
             task: self.task,
             _marker: PhantomData,
@@ -614,6 +617,27 @@ impl<I, O> ToolBuilder<I, O> {
         self
     }
 
+    /// Renders the tool's results with the app interface at `resource_uri`
+    /// (a `ui://` resource registered with
+    /// [`Resource::app`](crate::Resource::app) before the tool): sets
+    /// `_meta.ui.resourceUri`, and the deprecated flat
+    /// `_meta["ui/resourceUri"]` for older hosts. The tool must still
+    /// answer with meaningful text content for clients without the
+    /// extension (in debug builds a result without text is logged as an
+    /// error). See the [`apps`](crate::apps) module.
+    pub fn ui(mut self, resource_uri: impl Into<String>) -> Self {
+        self.ui.get_or_insert_with(Default::default).resource_uri = Some(resource_uri.into());
+        self
+    }
+
+    /// Who may call the tool (`_meta.ui.visibility`; both when not set):
+    /// `[Visibility::App]` hides it from the model and leaves it callable
+    /// by its interface.
+    pub fn visibility(mut self, who: impl IntoIterator<Item = crate::apps::Visibility>) -> Self {
+        self.ui.get_or_insert_with(Default::default).visibility = Some(who.into_iter().collect());
+        self
+    }
+
     fn finish(self, handler: Handler) -> Result<Tool, RegistrationError> {
         let name = self.name;
         validate_tool_name(&name).map_err(|source| RegistrationError::InvalidName {
@@ -659,6 +683,18 @@ impl<I, O> ToolBuilder<I, O> {
         definition.annotations = self.annotations;
         definition.icons = (!self.icons.is_empty()).then_some(self.icons);
         definition.meta = self.meta;
+        if let Some(ui) = &self.ui {
+            if let Some(uri) = &ui.resource_uri
+                && !uri.starts_with("ui://")
+            {
+                return Err(RegistrationError::ToolUi {
+                    tool: definition.name,
+                    uri: uri.clone(),
+                    problem: "is not a ui:// URI",
+                });
+            }
+            ui.write_into(definition.meta.get_or_insert_with(Map::new));
+        }
         Ok(Tool {
             inner: Arc::new(ToolInner {
                 definition,

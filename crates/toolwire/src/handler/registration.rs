@@ -104,6 +104,19 @@ pub enum RegistrationError {
         /// What is wrong.
         problem: ResourceProblem,
     },
+    /// A tool's interface (`_meta.ui.resourceUri`) is not a `ui://` URI,
+    /// or names no registered app resource.
+    #[error(
+        "tool {tool:?}: its interface {uri:?} {problem}; register it first with Resource::app({uri:?}, ...)"
+    )]
+    ToolUi {
+        /// The tool.
+        tool: String,
+        /// The URI it names.
+        uri: String,
+        /// What is wrong.
+        problem: &'static str,
+    },
 }
 
 /// What is wrong with a prompt refused by its builder (inside
@@ -159,6 +172,12 @@ pub enum ResourceProblem {
     /// A completion provider names a variable the template does not have.
     #[error("a completion is registered for {0:?}, which is not a variable of the template")]
     UnknownCompletionVariable(String),
+    /// An app's interface is not at a `ui://` URI.
+    #[error("an app's interface must be at a ui:// URI, such as ui://my-server/view")]
+    NotUiUri,
+    /// An app's interface is not an HTML5 document.
+    #[error("not an HTML5 document: {0}")]
+    NotHtml(&'static str),
 }
 
 #[cfg(test)]

@@ -38,6 +38,11 @@ pub(crate) fn initialize_result(server: &Server, version: &str) -> Value {
     if let (Some(text), Some(obj)) = (&config.instructions, result.as_object_mut()) {
         obj.insert("instructions".into(), Value::String(text.clone()));
     }
+    // MCP Apps negotiates in the legacy era too (ext-apps apps.mdx: the
+    // host declares it in `initialize`).
+    if server.offers_apps() {
+        result["capabilities"]["extensions"] = json!({ crate::apps::UI_EXTENSION: {} });
+    }
     result
 }
 

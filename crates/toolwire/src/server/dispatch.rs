@@ -438,16 +438,36 @@ impl Server {
             }),
             completions: Some(JsonObject::new()),
             // Spec: extensions/tasks#capability-negotiation — declared while
-            // some tool may run as a task.
-            extensions: self.offers_tasks().then(|| {
-                [(
-                    toolwire_proto::types::TASKS_EXTENSION.to_owned(),
-                    JsonObject::new(),
-                )]
-                .into()
-            }),
+            // some tool may run as a task; MCP Apps while an app interface
+            // is registered (ext-apps apps.mdx#client-server-capability-negotiation).
+            extensions: self.extensions(),
             ..ServerCapabilities::default()
         }
+    }
+
+    /// The extensions the server offers now, if any.
+    pub(crate) fn extensions(&self) -> Option<std::collections::BTreeMap<String, JsonObject>> {
+        let mut out = std::collections::BTreeMap::new();
+        if self.offers_tasks() {
+            out.insert(
+                toolwire_proto::types::TASKS_EXTENSION.to_owned(),
+                JsonObject::new(),
+            );
+        }
+        if self.offers_apps() {
+            out.insert(crate::apps::UI_EXTENSION.to_owned(), JsonObject::new());
+        }
+        (!out.is_empty()).then_some(out)
+    }
+
+    /// Whether an app interface is registered.
+    pub(crate) fn offers_apps(&self) -> bool {
+        self.inner
+            .resources
+            .snapshot()
+            .items()
+            .iter()
+            .any(|r| r.definition().mime_type.as_deref() == Some(crate::apps::APP_MIME_TYPE))
     }
 
     /// Whether some registered tool may run as a task, or the task

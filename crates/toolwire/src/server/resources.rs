@@ -141,7 +141,13 @@ impl Server {
         let cursor = p.params.cursor.as_deref();
         let build = |items: &[Resource], next_cursor, cache_scope, meta| ListResourcesResult {
             result_type: ResultType::Complete,
-            resources: items.iter().map(|r| r.definition().clone()).collect(),
+            // An app's interface may be left out: hosts find it through
+            // the tools that name it. Spec (ext-apps): apps.mdx#behavior
+            resources: items
+                .iter()
+                .filter(|r| r.is_listed())
+                .map(|r| r.definition().clone())
+                .collect(),
             next_cursor,
             ttl_ms: self.ttl_ms(),
             cache_scope,

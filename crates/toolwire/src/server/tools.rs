@@ -364,6 +364,23 @@ pub(crate) fn checked_result(
             )));
         }
     }
+    // Spec (ext-apps): apps.mdx#server-behavior — a tool with an interface
+    // MUST still return meaningful content for hosts without one. Only
+    // checked in debug builds: it costs a look at the meta of every call.
+    #[cfg(debug_assertions)]
+    if result.structured_content.is_none()
+        && !result
+            .content
+            .iter()
+            .any(|c| matches!(c, ContentBlock::Text(t) if !t.text.trim().is_empty()))
+        && crate::apps::ToolUi::of(tool.definition.meta.as_ref()).is_some()
+    {
+        crate::log_limit::error_limited!(
+            tool = %name,
+            "a tool with an app interface returned no text content: MCP Apps requires \
+             meaningful content for hosts that do not render the interface"
+        );
+    }
     if let Some(structured) = &result.structured_content {
         // Spec: server/tools.mdx#structured-content — mirror as text.
         let has_text = result

@@ -1,5 +1,6 @@
 //! Integration tests of toolwire.
 
+mod apps;
 mod duplex;
 mod forwarding;
 #[cfg(feature = "http")]

@@ -383,8 +383,14 @@ impl Inner {
     fn set_part(&self, i: usize, listing: &Listing) {
         let link = &self.links[i];
         let up = &link.spec;
+        let space = proxy::UriSpace::new(
+            (self.naming.mode == Namespace::Always).then_some(up.prefix.as_str()),
+        );
         let mut tools = Vec::new();
         let mut problems = Vec::new();
+        // App interfaces the tools name, for those the upstream does not
+        // list.
+        let mut interfaces = std::collections::BTreeSet::new();
         for def in &listing.tools {
             if !up.admits(&def.name) {
                 continue;
@@ -401,19 +407,28 @@ impl Inner {
                 .overrides
                 .get(&def.name)
                 .and_then(|o| o.description.as_deref());
-            match proxy::tool(link, def, &exposed, description) {
+            if let Some(uri) =
+                toolwire::apps::ToolUi::of(def.meta.as_ref()).and_then(|ui| ui.resource_uri)
+            {
+                interfaces.insert(uri);
+            }
+            match proxy::tool(link, def, &exposed, description, &space) {
                 Ok(t) => tools.push(t),
                 Err(e) => tracing::warn!(upstream = up.key, "tool {:?} left out: {e}", def.name),
             }
         }
-        let space = proxy::UriSpace::new(
-            (self.naming.mode == Namespace::Always).then_some(up.prefix.as_str()),
-        );
         let mut resources = Vec::new();
         for def in &listing.resources {
+            interfaces.remove(&def.uri);
             match proxy::resource(link, def, &space) {
                 Ok(r) => resources.push(r),
                 Err(e) => tracing::warn!(upstream = up.key, "resource {:?} left out: {e}", def.uri),
+            }
+        }
+        for uri in &interfaces {
+            match proxy::unlisted_interface(link, uri, &space) {
+                Ok(r) => resources.push(r),
+                Err(e) => tracing::warn!(upstream = up.key, "app interface {uri:?} left out: {e}"),
             }
         }
         let mut templates = Vec::new();

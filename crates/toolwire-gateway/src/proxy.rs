@@ -12,7 +12,7 @@ mod tasks;
 
 pub(crate) use held::Holds;
 
-pub(crate) use resources::{UriSpace, resource, template};
+pub(crate) use resources::{UriSpace, resource, template, unlisted_interface};
 pub(crate) use tasks::Forwarder;
 
 use crate::config::Credentials;
@@ -47,12 +47,15 @@ struct Relay {
     h: Option<u64>,
 }
 
-/// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`.
+/// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`;
+/// the app interface it names (`_meta.ui.resourceUri` and the deprecated
+/// flat key) under its exposed URI in `space`, its visibility unchanged.
 pub(crate) fn tool(
     link: &Arc<Link>,
     def: &ToolDefinition,
     exposed: &str,
     description: Option<&str>,
+    space: &UriSpace,
 ) -> Result<Tool, RegistrationError> {
     let mut builder = Tool::builder(exposed).input_schema(Value::Object(def.input_schema.clone()));
     if let Some(schema) = &def.output_schema {
@@ -71,7 +74,16 @@ pub(crate) fn tool(
         builder = builder.icon(icon.clone());
     }
     if let Some(meta) = &def.meta {
-        builder = builder.meta(meta.clone());
+        let mut meta = meta.clone();
+        if let Some(Value::Object(ui)) = meta.get_mut("ui")
+            && let Some(Value::String(uri)) = ui.get_mut("resourceUri")
+        {
+            *uri = space.expose(uri);
+        }
+        if let Some(Value::String(uri)) = meta.get_mut(toolwire::apps::LEGACY_RESOURCE_URI_KEY) {
+            *uri = space.expose(uri);
+        }
+        builder = builder.meta(meta);
     }
     let link = Arc::clone(link);
     let name: Arc<str> = def.name.as_str().into();

@@ -446,6 +446,9 @@ impl AppResourceBuilder {
         if let Some(m) = &content_meta {
             builder = builder.meta(m.clone());
         }
+        if !self.listed {
+            builder = builder.unlisted();
+        }
         let contents = if blob {
             use base64::Engine as _;
             ResourceContents::Blob(toolwire_proto::types::BlobResourceContents {
@@ -463,12 +466,10 @@ impl AppResourceBuilder {
             })
         };
         let contents = std::sync::Arc::new(contents);
-        let mut resource = builder.handler(move |_cx| {
+        builder.handler(move |_cx| {
             let contents = std::sync::Arc::clone(&contents);
             async move { vec![(*contents).clone()] }
-        })?;
-        resource.set_listed(self.listed);
-        Ok(resource)
+        })
     }
 }
 

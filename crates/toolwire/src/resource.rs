@@ -331,19 +331,13 @@ impl Resource {
             name: name.into(),
             size: None,
             common: Common::default(),
+            listed: true,
         }
     }
 
     /// Whether `resources/list` shows it.
     pub fn is_listed(&self) -> bool {
         self.inner.listed
-    }
-
-    /// Shows it in `resources/list` or not (a just-built resource).
-    pub(crate) fn set_listed(&mut self, listed: bool) {
-        if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.listed = listed;
-        }
     }
 
     /// The URI.
@@ -370,6 +364,7 @@ pub struct ResourceBuilder {
     name: String,
     size: Option<u64>,
     common: Common,
+    listed: bool,
 }
 
 impl ResourceBuilder {
@@ -378,6 +373,14 @@ impl ResourceBuilder {
     /// The size in bytes, if known.
     pub fn size(mut self, size: u64) -> Self {
         self.size = Some(size);
+        self
+    }
+
+    /// Leaves the resource out of `resources/list`; it is read all the
+    /// same. For an app interface only tools name (the spec allows it), or
+    /// a proxy's copy of one its upstream did not list.
+    pub fn unlisted(mut self) -> Self {
+        self.listed = false;
         self
     }
 
@@ -445,7 +448,7 @@ impl ResourceBuilder {
                     cache_scope: c.cache_scope,
                     handler,
                 },
-                listed: true,
+                listed: self.listed,
             }),
         })
     }

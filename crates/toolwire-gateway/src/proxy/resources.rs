@@ -1,6 +1,7 @@
 //! The gateway's copies of an upstream's resources and resource templates
-//! under reversible URIs (`gateway://<prefix>/<upstream URI>`), and
-//! completion routed to the upstream that owns the prompt or template.
+//! under reversible URIs (`gateway://<prefix>/<upstream URI>`; an app
+//! interface `ui://<rest>` as `ui://<prefix>/<rest>`, still a `ui://` URI),
+//! and completion routed to the upstream that owns the prompt or template.
 
 use super::{failure, options, relay_input, relay_state};
 use crate::upstream::Link;
@@ -18,26 +19,42 @@ use toolwire::{
 };
 
 /// How upstream URIs are exposed: `gateway://<prefix>/` in front, or
-/// nothing (`namespace = "never"`).
+/// nothing (`namespace = "never"`). An MCP Apps interface stays a `ui://`
+/// URI, which hosts require: `ui://<rest>` is exposed as
+/// `ui://<prefix>/<rest>`. Both forms round-trip: the prefix is the
+/// exposed URI's first segment, and a prefix holds no `/`.
 #[derive(Debug, Clone)]
 pub(crate) struct UriSpace {
     pub(crate) front: Arc<str>,
+    /// `ui://<prefix>/`, or nothing.
+    ui_front: Arc<str>,
 }
+
+const UI: &str = "ui://";
 
 impl UriSpace {
     pub(crate) fn new(prefix: Option<&str>) -> Self {
         Self {
             front: prefix.map_or_else(|| "".into(), |p| format!("gateway://{p}/").into()),
+            ui_front: prefix.map_or_else(|| "".into(), |p| format!("{UI}{p}/").into()),
         }
     }
 
     pub(crate) fn expose(&self, uri: &str) -> String {
-        format!("{}{uri}", self.front)
+        match uri.strip_prefix(UI) {
+            Some(rest) if !self.ui_front.is_empty() => format!("{}{rest}", self.ui_front),
+            _ => format!("{}{uri}", self.front),
+        }
     }
 
     /// The upstream's URI of an exposed one.
-    pub(crate) fn upstream<'a>(&self, exposed: &'a str) -> Option<&'a str> {
-        exposed.strip_prefix(&*self.front)
+    pub(crate) fn upstream<'a>(&self, exposed: &'a str) -> Option<std::borrow::Cow<'a, str>> {
+        if !self.ui_front.is_empty()
+            && let Some(rest) = exposed.strip_prefix(&*self.ui_front)
+        {
+            return Some(format!("{UI}{rest}").into());
+        }
+        exposed.strip_prefix(&*self.front).map(Into::into)
     }
 }
 
@@ -62,6 +79,10 @@ pub(crate) fn resource(
     }
     if let Some(size) = def.size {
         b = b.size(size);
+    }
+    // The interface's `_meta.ui` (its CSP, permissions) goes with it.
+    if let Some(meta) = &def.meta {
+        b = b.meta(meta.clone());
     }
     let link = Arc::clone(link);
     let space = space.clone();
@@ -105,7 +126,7 @@ pub(crate) fn template(
         let link = Arc::clone(&link);
         let space = space.clone();
         async move {
-            let Some(uri) = space.upstream(vars.uri()).map(str::to_owned) else {
+            let Some(uri) = space.upstream(vars.uri()).map(std::borrow::Cow::into_owned) else {
                 return Err(HandlerError::NotFound);
             };
             read(&link, &space, &uri, &cx).await
@@ -147,6 +168,27 @@ async fn read(
         }
         Err(e) => Err(HandlerError::failed(failure(link, &client, e)?)),
     }
+}
+
+/// The gateway's copy of an app interface a tool names but its upstream
+/// does not list: left out of the gateway's list too, read through.
+pub(crate) fn unlisted_interface(
+    link: &Arc<Link>,
+    uri: &str,
+    space: &UriSpace,
+) -> Result<Resource, RegistrationError> {
+    let link = Arc::clone(link);
+    let space = space.clone();
+    let upstream: Arc<str> = uri.into();
+    Resource::builder(space.expose(uri), uri)
+        .mime_type(toolwire::apps::APP_MIME_TYPE)
+        .unlisted()
+        .handler(move |cx: RequestContext| {
+            let link = Arc::clone(&link);
+            let space = space.clone();
+            let uri = Arc::clone(&upstream);
+            async move { read(&link, &space, &uri, &cx).await }
+        })
 }
 
 /// Contents under their exposed URI, so a client can read them again.
@@ -196,4 +238,36 @@ pub(crate) fn completer(link: &Arc<Link>, reference: serde_json::Value) -> Compl
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::UriSpace;
+
+    #[test]
+    fn exposed_uris_round_trip_and_app_interfaces_stay_ui_uris() {
+        let space = UriSpace::new(Some("charts"));
+        for (upstream, exposed) in [
+            ("ui://line/view", "ui://charts/line/view"),
+            ("ui://x", "ui://charts/x"),
+            ("file:///a/b.txt", "gateway://charts/file:///a/b.txt"),
+            (
+                "gateway://other/ui://x",
+                "gateway://charts/gateway://other/ui://x",
+            ),
+        ] {
+            assert_eq!(space.expose(upstream), exposed);
+            assert_eq!(space.upstream(exposed).as_deref(), Some(upstream));
+        }
+        // Another upstream's URIs are not this one's.
+        assert_eq!(space.upstream("ui://maps/x"), None);
+        assert_eq!(space.upstream("gateway://maps/ui://x"), None);
+        // namespace = "never": as they are.
+        let bare = UriSpace::new(None);
+        assert_eq!(bare.expose("ui://line/view"), "ui://line/view");
+        assert_eq!(
+            bare.upstream("ui://line/view").as_deref(),
+            Some("ui://line/view")
+        );
+    }
 }

@@ -63,6 +63,8 @@ pub struct ClientBuilder {
     pub(crate) mode: ProtocolMode,
     pub(crate) ca_pems: Vec<Vec<u8>>,
     pub(crate) tasks: bool,
+    /// Extensions declared besides tasks ([`ClientBuilder::with_extension`]).
+    pub(crate) extensions: toolwire_proto::types::CapabilityMap,
     #[cfg(feature = "oauth")]
     pub(crate) auth: super::auth::AuthSlot,
 }
@@ -92,6 +94,7 @@ impl ClientBuilder {
             mode: ProtocolMode::Auto,
             ca_pems: Vec::new(),
             tasks: false,
+            extensions: Default::default(),
             #[cfg(feature = "oauth")]
             auth: super::auth::AuthSlot::default(),
         }
@@ -274,10 +277,40 @@ impl ClientBuilder {
         self
     }
 
-    /// The client capabilities the registered handlers imply, and the
-    /// Tasks extension with [`with_tasks`](Self::with_tasks).
+    /// Declares extension `id` with its `settings` in the client's
+    /// capabilities (for an extension the client itself does not act on,
+    /// such as a host's MCP Apps: see [`with_apps`](Self::with_apps)).
+    pub fn with_extension(
+        mut self,
+        id: impl Into<String>,
+        settings: toolwire_proto::types::JsonObject,
+    ) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Declares MCP Apps (`io.modelcontextprotocol/ui`) rendering HTML
+    /// interfaces ([`APP_MIME_TYPE`](crate::apps::APP_MIME_TYPE)): for a
+    /// host that shows tools' interfaces.
+    pub fn with_apps(self) -> Self {
+        let mut settings = toolwire_proto::types::JsonObject::new();
+        settings.insert(
+            "mimeTypes".into(),
+            serde_json::json!([crate::apps::APP_MIME_TYPE]),
+        );
+        self.with_extension(crate::apps::UI_EXTENSION, settings)
+    }
+
+    /// The client capabilities the registered handlers imply, the Tasks
+    /// extension with [`with_tasks`](Self::with_tasks), and those of
+    /// [`with_extension`](Self::with_extension).
     pub fn capabilities(&self) -> ClientCapabilities {
         let mut caps = self.handlers.capabilities();
+        if !self.extensions.is_empty() {
+            caps.extensions
+                .get_or_insert_with(Default::default)
+                .extend(self.extensions.clone());
+        }
         if self.tasks {
             caps.extensions
                 .get_or_insert_with(Default::default)

@@ -27,6 +27,8 @@ use std::time::Duration;
 use toolwire::proto::types::ElicitRequestParams;
 use toolwire::{Client, ClientBuilder, ProtocolMode, RequestOptions, ToolCall};
 
+pub(crate) use arguments::build as build_arguments;
+pub(crate) use features::target as split_target;
 pub(crate) use features::{
     CompleteArgs, ListenArgs, ListingArgs, PromptArgs, ReadArgs, complete, listen, prompt, prompts,
     read, resources, templates,
@@ -218,7 +220,11 @@ pub(crate) async fn close(client: &Client, c: &Connection) {
 }
 
 /// Builds the client for `url` or `--stdio`.
-fn connect(url: Option<&str>, c: &Connection, builder: ClientBuilder) -> anyhow::Result<Client> {
+pub(crate) fn connect(
+    url: Option<&str>,
+    c: &Connection,
+    builder: ClientBuilder,
+) -> anyhow::Result<Client> {
     let mode: ProtocolMode = c.protocol.parse().map_err(anyhow::Error::msg)?;
     let mut builder = builder
         .with_request_timeout(Some(c.timeout))

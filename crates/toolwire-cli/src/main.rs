@@ -1,5 +1,6 @@
 //! The `toolwire` command: serve the demo tools over stdio or HTTP.
 
+mod app_cmd;
 mod auth_args;
 mod auth_cmd;
 mod bus;
@@ -83,6 +84,9 @@ enum Command {
     List(client_cmd::ListArgs),
     /// Call a tool on a server.
     Call(client_cmd::CallArgs),
+    /// Call a tool that has an app interface (MCP Apps) and render it in a
+    /// local page: a host for app developers, on 127.0.0.1 only.
+    App(app_cmd::AppArgs),
     /// Get, wait for or cancel a task (of `call --task --detach`) by id.
     Task(client_cmd::TaskArgs),
     /// List a server's resources.
@@ -433,6 +437,7 @@ fn run() -> anyhow::Result<()> {
             Command::Discover(args) => client_cmd::discover(args).await,
             Command::List(args) => client_cmd::list(args).await,
             Command::Call(args) => client_cmd::call(args).await,
+            Command::App(args) => app_cmd::app(args).await,
             Command::Task(args) => client_cmd::task(args).await,
             Command::Resources(args) => client_cmd::resources(args).await,
             Command::Templates(args) => client_cmd::templates(args).await,

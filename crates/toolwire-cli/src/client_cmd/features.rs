@@ -101,7 +101,10 @@ pub(crate) struct ListenArgs {
 }
 
 /// Splits `[URL] REST...` by whether `--stdio` is given.
-fn target<'a>(c: &Connection, positional: &'a [String]) -> (Option<&'a str>, &'a [String]) {
+pub(crate) fn target<'a>(
+    c: &Connection,
+    positional: &'a [String],
+) -> (Option<&'a str>, &'a [String]) {
     match (&c.stdio, positional.split_first()) {
         (None, Some((url, rest))) => (Some(url.as_str()), rest),
         _ => (None, positional),

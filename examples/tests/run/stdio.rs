@@ -350,3 +350,62 @@ async fn client_example_drives_the_stdio_examples() {
          echo: hello\n"
     );
 }
+
+/// The MCP Apps example: its interface, listed and read with its MIME type,
+/// the tools that name it with their audiences, the extension offered, and
+/// text a client without apps can show beside the structured series.
+#[tokio::test]
+async fn the_app_example_offers_an_interface_and_tools_that_name_it() {
+    use toolwire::apps::{APP_MIME_TYPE, ToolUi, UI_EXTENSION};
+    let client = ClientBuilder::new()
+        .with_apps()
+        .spawn(command(env!("CARGO_BIN_EXE_app_server")))
+        .expect("the example starts");
+    let discovered = step(client.discover()).await.expect("discover");
+    assert!(
+        discovered
+            .capabilities
+            .extensions
+            .is_some_and(|e| e.contains_key(UI_EXTENSION)),
+        "the extension is offered"
+    );
+    let tools = step(client.list_tools()).await.expect("tools");
+    let ui = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).expect("listed");
+        ToolUi::of(tool.meta.as_ref()).expect("an interface")
+    };
+    assert_eq!(
+        ui("chart").resource_uri.as_deref(),
+        Some("ui://series/chart")
+    );
+    assert!(ui("chart").for_model() && ui("chart").for_app());
+    assert!(!ui("stats").for_model() && ui("stats").for_app());
+    assert!(ui("series").for_model() && !ui("series").for_app());
+
+    let read = step(client.read_resource("ui://series/chart"))
+        .await
+        .expect("read");
+    let ResourceContents::Text(page) = &read.contents[0] else {
+        panic!("text contents");
+    };
+    assert_eq!(page.mime_type.as_deref(), Some(APP_MIME_TYPE));
+    assert!(page.text.starts_with("<!DOCTYPE html>"));
+    assert_eq!(
+        page.meta.as_ref().expect("_meta")["ui"]["prefersBorder"],
+        true
+    );
+
+    let chart = step(client.call_tool("chart", json!({"n": 4})))
+        .await
+        .expect("chart");
+    assert_eq!(text(&chart), "The squares of 0 to 3: 0, 1, 4, 9");
+    assert_eq!(
+        chart.structured_content,
+        Some(json!({"points": [0, 1, 4, 9]}))
+    );
+    let stats = step(client.call_tool("stats", json!({"points": [0, 1, 4, 9]})))
+        .await
+        .expect("stats");
+    assert_eq!(text(&stats), "4 points, sum 14, mean 3.50");
+    client.close().await.expect("closes");
+}

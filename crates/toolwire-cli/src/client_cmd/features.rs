@@ -32,6 +32,11 @@ pub(crate) struct ReadArgs {
     /// [URL] URI: the endpoint (unless --stdio is given) and the resource.
     #[arg(value_name = "ARGS", required = true, num_args = 1..=2)]
     positional: Vec<String>,
+    /// Write the contents to FILE as they are (text as is, a blob
+    /// decoded), for example an app's HTML interface, instead of printing
+    /// them.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
     #[command(flatten)]
     connection: Connection,
 }
@@ -176,6 +181,9 @@ pub(crate) async fn read(a: ReadArgs) -> anyhow::Result<()> {
             .with_context(|| format!("reading {uri} failed"))
     })
     .await?;
+    if let Some(file) = &a.output {
+        return write_contents(&result, file);
+    }
     print(&if a.connection.json {
         render::json(&result)
     } else {
@@ -427,6 +435,38 @@ fn prompt_lines(list: &[Prompt]) -> String {
 
 /// A read result: each text as is, blobs summarised; several contents get a
 /// header line each.
+/// `read -o FILE`: the first contents, raw.
+fn write_contents(result: &ReadResourceResult, file: &std::path::Path) -> anyhow::Result<()> {
+    let Some(first) = result.contents.first() else {
+        bail!("the resource has no contents to write");
+    };
+    if result.contents.len() > 1 {
+        tracing::warn!(
+            "the resource has {} contents; writing the first ({})",
+            result.contents.len(),
+            first.uri()
+        );
+    }
+    let (bytes, mime) = match first {
+        ResourceContents::Text(t) => (t.text.clone().into_bytes(), t.mime_type.as_deref()),
+        ResourceContents::Blob(b) => {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(&b.blob)
+                .context("the blob is not base64")?;
+            (bytes, b.mime_type.as_deref())
+        }
+    };
+    std::fs::write(file, &bytes).with_context(|| format!("cannot write {}", file.display()))?;
+    eprintln!(
+        "toolwire: wrote {} bytes ({}) to {}",
+        bytes.len(),
+        mime.unwrap_or("no MIME type"),
+        file.display()
+    );
+    Ok(())
+}
+
 fn contents(result: &ReadResourceResult) -> String {
     let mut out = String::new();
     let several = result.contents.len() > 1;

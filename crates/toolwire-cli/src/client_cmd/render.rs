@@ -116,6 +116,23 @@ pub(crate) fn tools(tools: &[Tool]) -> String {
         if tool.output_schema.is_some() {
             let _ = writeln!(out, "    -> structured output");
         }
+        if let Some(ui) = toolwire::apps::ToolUi::of(tool.meta.as_ref()) {
+            if let Some(uri) = &ui.resource_uri {
+                let _ = writeln!(out, "    -> app interface {uri}");
+            }
+            match (ui.for_model(), ui.for_app()) {
+                (false, true) => {
+                    let _ = writeln!(
+                        out,
+                        "    app only: hidden from the model, called by its interface"
+                    );
+                }
+                (true, false) => {
+                    let _ = writeln!(out, "    model only: its interface may not call it");
+                }
+                _ => {}
+            }
+        }
     }
     out
 }
@@ -259,6 +276,41 @@ pub(crate) fn json(v: &impl serde::Serialize) -> String {
 /// The input schema of a tool as a map, for typing arguments.
 pub(crate) fn schema_of(tool: &Tool) -> &Map<String, Value> {
     &tool.input_schema
+}
+
+#[cfg(test)]
+mod app_tests {
+    use serde_json::json;
+    use toolwire::proto::types::Tool;
+
+    #[test]
+    fn tools_with_an_app_interface_are_marked_and_so_is_their_audience() {
+        let tool = |name: &str, meta: serde_json::Value| -> Tool {
+            serde_json::from_value(
+                json!({"name": name, "inputSchema": {"type": "object"}, "_meta": meta}),
+            )
+            .expect("a tool")
+        };
+        let out = super::tools(&[
+            tool("chart", json!({"ui": {"resourceUri": "ui://s/chart"}})),
+            tool(
+                "zoom",
+                json!({"ui": {"resourceUri": "ui://s/chart", "visibility": ["app"]}}),
+            ),
+            tool(
+                "raw",
+                json!({"ui/resourceUri": "ui://s/old", "ui": {"visibility": ["model"]}}),
+            ),
+            tool("plain", json!({})),
+        ]);
+        assert_eq!(
+            out,
+            "chart\n    -> app interface ui://s/chart\n\
+             zoom\n    -> app interface ui://s/chart\n    app only: hidden from the model, called by its interface\n\
+             raw\n    -> app interface ui://s/old\n    model only: its interface may not call it\n\
+             plain\n"
+        );
+    }
 }
 
 #[cfg(test)]

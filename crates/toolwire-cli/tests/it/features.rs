@@ -87,6 +87,23 @@ async fn every_feature_over_stdio_in_both_eras() {
                 .expect("JSON");
         assert_eq!(r["resultType"], "complete", "{protocol}");
         assert_eq!(r["contents"][0]["uri"], "demo://readme", "{protocol}");
+        // -o writes the contents as they are, and says so on stderr.
+        let file = std::env::temp_dir().join(format!(
+            "toolwire-read-o-{}-{protocol}.txt",
+            std::process::id()
+        ));
+        let mut read_o = with("read", &["demo://readme", "-o"]);
+        read_o.push(file.to_str().expect("UTF-8 path").to_owned());
+        let (good, out, err) = run(&args(&read_o)).await;
+        assert!(good && out.is_empty(), "{protocol}: {err}");
+        let written = std::fs::read_to_string(&file).expect("written");
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(
+            written,
+            r["contents"][0]["text"].as_str().expect("text"),
+            "{protocol}"
+        );
+        assert!(err.contains("toolwire: wrote"), "{protocol}: {err}");
         let (good, _, err) = run(&args(&with("read", &["demo://nope"]))).await;
         assert!(!good, "{protocol}");
         // The same error in both eras (legacy -32002 is mapped).

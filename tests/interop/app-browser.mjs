@@ -5,9 +5,13 @@
 // only the interface may call, the other `series`, a tool for the model
 // only, which the host must refuse. Run straight against the example over
 // stdio, then through `toolwire gateway` with the example as its upstream.
-// A screenshot of each run lands in .interop/.
+// Then interop with the PyPI mcp 2 SDK (its `mcp.server.apps`): a Python
+// server that declares an app (python/mcp_apps_server.py) in `toolwire app`,
+// straight and behind the gateway, and the Python client reading the
+// example's tools and interface (python/mcp_client_apps.py). A screenshot
+// of each run lands in the out dir.
 //
-//   node app-browser.mjs <toolwire binary> <app_server binary> <out dir>
+//   node app-browser.mjs <toolwire binary> <app_server binary> <out dir> <python of the mcp 2 venv>
 //
 // One line per check (see lib.mjs); exits non-zero if any check failed.
 
@@ -17,14 +21,16 @@ import http from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import puppeteer from 'puppeteer-core';
 import { Checks, WAIT_MS, withTimeout } from './lib.mjs';
 
-const [bin, example, out] = process.argv.slice(2);
-if (!bin || !example || !out) {
-  console.error('usage: app-browser.mjs BIN APP_SERVER OUT_DIR');
+const [bin, example, out, python] = process.argv.slice(2);
+if (!bin || !example || !out || !python) {
+  console.error('usage: app-browser.mjs BIN APP_SERVER OUT_DIR PYTHON');
   process.exit(2);
 }
+const here = (p) => fileURLToPath(new URL(p, import.meta.url));
 const checks = new Checks('toolwire app:', 60_000);
 const children = [];
 const dir = mkdtempSync(join(tmpdir(), 'toolwire-app-'));
@@ -164,6 +170,47 @@ try {
   });
   const viaPrefix = await startApp(['--stdio', `${bin} gateway --config ${prefixed}`, 'ex__chart', 'n=6']);
   await run('gateway-namespaced', viaPrefix, null);
+
+  // The Python SDK's app in toolwire's host, straight and behind the gateway.
+  const pyServer = `${python} ${here('python/mcp_apps_server.py')}`;
+  const pyConfig = join(dir, 'python.toml');
+  writeFileSync(
+    pyConfig,
+    `namespace = "never"\nstart_wait_ms = 20000\n[upstreams.py]\ncommand = [${JSON.stringify(python)}, ${JSON.stringify(here('python/mcp_apps_server.py'))}]\n`,
+  );
+  for (const [label, server] of [['python', pyServer], ['python-gateway', `${bin} gateway --config ${pyConfig}`]]) {
+    const url = await startApp(['--stdio', server, 'greet', 'name=ada']);
+    const page = await browser.newPage();
+    await checks.check(`${label}: a Python SDK app renders, and its app-only tool answers its button`, async () => {
+      await page.goto(url);
+      await page.waitForSelector('body[data-state="result-sent"]', { timeout: WAIT_MS });
+      const frame = page.frames().find((f) => new URL(f.url()).pathname === '/view');
+      await frame.waitForFunction(() => document.getElementById('greeting').textContent.startsWith('Hello'), {
+        timeout: WAIT_MS,
+      });
+      // The host declared MCP Apps; the Python server saw it.
+      assert.equal(await frame.$eval('#greeting', (e) => e.textContent), 'Hello, ada! (rendered)');
+      await frame.click('#shout');
+      await frame.waitForFunction(() => document.getElementById('shouted').textContent.length > 0, {
+        timeout: WAIT_MS,
+      });
+      assert.equal(await frame.$eval('#shouted', (e) => e.textContent), 'HELLO, ADA!');
+    });
+    await page.screenshot({ path: join(out, `app-browser-${label}.png`), fullPage: true });
+    await page.close();
+  }
+
+  // The Python client reads toolwire's example app.
+  await checks.check("the PyPI mcp client reads the example app's tools and interface", async () => {
+    const child = spawn(python, [here('python/mcp_client_apps.py'), example], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let text = '';
+    child.stdout.on('data', (c) => (text += String(c)));
+    child.stderr.on('data', (c) => (text += String(c)));
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    for (const line of text.trim().split('\n')) console.log(`          ${line}`);
+    assert.equal(code, 0, text);
+    assert.equal((text.match(/^ {2}ok {4}/gm) ?? []).length, 4, text);
+  });
 } catch (e) {
   await checks.check('set-up', () => {
     throw e;

@@ -114,12 +114,7 @@ async fn call_rest(
     let Some(api) = link.rest() else {
         return Ok(ToolResult::error_text(link.down_reason()).into());
     };
-    let credential = link
-        .spec
-        .credentials
-        .header(link.name(), cx.principal(), cx.caller_token())
-        .await
-        .map_err(HandlerError::failed)?;
+    let credential = caller_credential(link, cx).await?;
     let result = tokio::select! {
         r = api.call(name, args, credential, link.spec.timeout) => r,
         // Dropping the request abandons it.
@@ -262,6 +257,20 @@ fn relay_round(
     }
 }
 
+/// The header a request forwarded for this caller carries, in the
+/// upstream's credential mode; the refusal, naming the upstream, when the
+/// caller has none.
+async fn caller_credential(
+    link: &Link,
+    cx: &RequestContext,
+) -> Result<Option<(String, String)>, HandlerError> {
+    link.spec
+        .credentials
+        .header(link.name(), cx.principal(), cx.caller_token())
+        .await
+        .map_err(HandlerError::failed)
+}
+
 /// The options of a forwarded request: the downstream client's
 /// capabilities (so the upstream asks only for input the client can give),
 /// the upstream's time limit, progress and logs relayed under the
@@ -272,12 +281,7 @@ async fn options(link: &Link, cx: &RequestContext) -> Result<RequestOptions, Han
     let mut options = RequestOptions::new()
         .with_client_capabilities(cx.client_capabilities())
         .with_timeout(link.spec.timeout);
-    let credential = link
-        .spec
-        .credentials
-        .header(link.name(), cx.principal(), cx.caller_token())
-        .await
-        .map_err(HandlerError::failed)?;
+    let credential = caller_credential(link, cx).await?;
     if let Some((header, value)) = credential {
         options = options.with_http_header(header, value);
     }

@@ -323,6 +323,17 @@ impl ClientUi {
     }
 }
 
+impl crate::RequestContext {
+    /// What this request's client declared of MCP Apps (the
+    /// `io.modelcontextprotocol/ui` extension), if it did: the interface
+    /// MIME types it renders. Lists do not vary by client, so a tool with
+    /// an interface answers differently instead when it matters ("one
+    /// tool, two answers"). See the [`apps`](crate::apps) module.
+    pub fn ui(&self) -> Option<crate::apps::ClientUi> {
+        crate::apps::ClientUi::from_capabilities(self.client_capabilities())
+    }
+}
+
 /// Builds an app's interface; see [`Resource::app`].
 #[derive(Debug)]
 #[must_use]

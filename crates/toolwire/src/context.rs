@@ -420,15 +420,6 @@ impl RequestContext {
             .unwrap_or_else(|| EMPTY_CAPS.get_or_init(ClientCapabilities::default))
     }
 
-    /// What this request's client declared of MCP Apps (the
-    /// `io.modelcontextprotocol/ui` extension), if it did: the interface
-    /// MIME types it renders. Lists do not vary by client, so a tool with
-    /// an interface answers differently instead when it matters ("one
-    /// tool, two answers"). See the [`apps`](crate::apps) module.
-    pub fn ui(&self) -> Option<crate::apps::ClientUi> {
-        crate::apps::ClientUi::from_capabilities(self.client_capabilities())
-    }
-
     /// The client's self-reported identity, if it sent one.
     pub fn client_info(&self) -> Option<&Implementation> {
         self.inner.meta.client_info.as_ref()

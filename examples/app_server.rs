@@ -3,6 +3,9 @@
 //! interface may call, with a button. `series` is for the model only: the
 //! page's second button tries it, and the host refuses.
 //!
+//! `cargo run -p toolwire-examples --bin app_server` serves it on stdio, for
+//! a host. To see the interface, let `toolwire app` be the host:
+//!
 //! ```sh
 //! cargo build -p toolwire-examples
 //! toolwire app --stdio target/debug/app_server chart n=8

@@ -17,6 +17,7 @@ pub mod middleware;
 mod notification;
 mod outcome;
 mod paging;
+mod panics;
 pub use paging::{Defined, list_fingerprint};
 mod prompts;
 mod resources;

@@ -66,6 +66,7 @@ pub struct ServerConfig {
     pub(crate) rate_limit_keys: usize,
     pub(crate) tasks: Option<crate::task::TaskOptions>,
     pub(crate) task_forwarder: Option<Arc<dyn crate::task::TaskForwarder>>,
+    pub(crate) exposed_panic_messages: bool,
 }
 
 impl Default for ServerConfig {
@@ -99,6 +100,7 @@ impl ServerConfig {
             rate_limit_keys: 10_000,
             tasks: None,
             task_forwarder: None,
+            exposed_panic_messages: false,
         }
     }
 
@@ -184,6 +186,31 @@ impl ServerConfig {
     #[must_use]
     pub fn with_list_fingerprints(mut self, on: bool) -> Self {
         self.list_fingerprints = on;
+        self
+    }
+
+    /// Whether a tool handler's panic message reaches the client.
+    pub fn exposed_panic_messages(&self) -> bool {
+        self.exposed_panic_messages
+    }
+
+    /// Sends a tool handler's panic message to the client, in the error
+    /// that answers the call (default off).
+    ///
+    /// A handler that panics is always answered, with a `-32603` error
+    /// that names the tool and a short panic id (`data.panicId`), which
+    /// the server logs with the panic message (`tracing`, at `ERROR`, at
+    /// most one line every 10 s, as a client can cause them; the error
+    /// says when its line was held back). The default panic hook prints
+    /// every message on stderr as well. The message itself stays
+    /// in the server's log by default because a panic message can carry
+    /// anything the code formatted into it (a token, a path, a user's
+    /// data), and the client may show it to a model or a user. Turn this
+    /// on where no panic message can carry a secret, such as a local
+    /// server under development.
+    #[must_use]
+    pub fn with_exposed_panic_messages(mut self, on: bool) -> Self {
+        self.exposed_panic_messages = on;
         self
     }
 

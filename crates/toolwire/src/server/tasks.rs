@@ -403,7 +403,7 @@ impl Server {
                 kept,
                 raw,
             },
-            joined.unwrap_or_else(|e| Err(handler_stopped(&e))),
+            joined.unwrap_or_else(|e| Err(self.handler_stopped(e, &start.name))),
         )
     }
 
@@ -509,7 +509,7 @@ impl Server {
                 self.task_changed(&task_id);
             }
             let cancelled = runner.cancel.is_cancelled();
-            let output = joined.unwrap_or_else(|e| Err(handler_stopped(&e)));
+            let output = joined.unwrap_or_else(|e| Err(self.handler_stopped(e, &name)));
             match output {
                 Ok(Forwarded::Output(HandlerOutput::InputRequired(ir))) if !cancelled => {
                     if round >= MAX_TASK_ROUNDS {
@@ -865,12 +865,19 @@ impl std::io::Write for ByteCount {
     }
 }
 
-fn handler_stopped(e: &JoinError) -> HandlerError {
-    HandlerError::Protocol(ErrorObject::internal(if e.is_panic() {
-        "the tool's handler panicked"
-    } else {
-        "the tool's handler was stopped"
-    }))
+impl Server {
+    /// The error of a tool's handler task that ended without an outcome:
+    /// it panicked (see [`super::panics::panicked`]) or was stopped.
+    fn handler_stopped(&self, e: JoinError, tool: &str) -> HandlerError {
+        match e.try_into_panic() {
+            Ok(payload) => {
+                super::panics::panicked(tool, &*payload, self.inner.config.exposed_panic_messages)
+            }
+            Err(_) => {
+                HandlerError::Protocol(ErrorObject::internal("the tool's handler was stopped"))
+            }
+        }
+    }
 }
 
 /// The input request keys of one task: each handler key gets a task key

@@ -173,14 +173,15 @@ impl Server {
             .with_principal(principal)
             .with_caller_token(caller)
             .with_round(input);
+        // A panic is answered here, where the tool and the server's
+        // settings are known, rather than by the transport's last resort.
+        let expose = self.inner.config.exposed_panic_messages;
+        let handler = super::panics::guarded((tool.handler)(args, cx.clone()), &name, expose);
         let outcome = match timed {
-            None => (tool.handler)(args, cx.clone()).await,
+            None => handler.await,
             // Boxed: the timer would otherwise size every call's future.
             Some((limit, child)) => {
-                let run = Box::pin(tokio::time::timeout(
-                    limit,
-                    (tool.handler)(args, cx.clone()),
-                ));
+                let run = Box::pin(tokio::time::timeout(limit, handler));
                 match run.await {
                     Ok(outcome) => outcome,
                     Err(_) => {

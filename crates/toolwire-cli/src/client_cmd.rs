@@ -10,7 +10,7 @@
 //! exit non-zero.
 
 mod arguments;
-mod checks;
+pub(crate) mod checks;
 mod features;
 mod form_check;
 mod interact;
@@ -283,6 +283,7 @@ pub(crate) fn connect(
     }
 }
 
+/// Writes `text` to stdout, flushed.
 pub(crate) fn print(text: &str) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

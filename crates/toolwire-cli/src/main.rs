@@ -9,8 +9,10 @@ mod demo;
 mod demo_features;
 mod gateway_cmd;
 mod guard;
+mod host_config;
 mod layer_args;
 mod log_format;
+mod new_cmd;
 #[cfg(feature = "otel")]
 mod otlp;
 
@@ -106,6 +108,13 @@ enum Command {
     /// Log in to OAuth-protected servers, list and forget stored tokens.
     #[command(subcommand)]
     Auth(auth_cmd::AuthCommand),
+    /// Make a new MCP server crate in ./NAME, with two tools and a test.
+    #[command(long_about = new_cmd::LONG_ABOUT)]
+    New(new_cmd::NewArgs),
+    /// Print the JSON that adds a server to Claude Desktop, VS Code or
+    /// Cursor.
+    #[command(long_about = host_config::LONG_ABOUT)]
+    HostConfig(host_config::HostConfigArgs),
 }
 
 /// How `serve` (and `gateway`) serve: stdio, or Streamable HTTP with
@@ -447,6 +456,8 @@ fn run() -> anyhow::Result<()> {
             Command::Complete(args) => client_cmd::complete(args).await,
             Command::Listen(args) => client_cmd::listen(args).await,
             Command::Auth(command) => auth_cmd::run(command).await,
+            Command::New(args) => new_cmd::run(args),
+            Command::HostConfig(args) => host_config::run(args),
         }
     });
     // A read of stdin may still be blocked in a runtime thread after a

@@ -8,6 +8,7 @@ mod demo_inputs;
 mod duplicates;
 mod era;
 mod features;
+mod first_run;
 mod gateway;
 mod gateway_auth;
 mod gateway_held;

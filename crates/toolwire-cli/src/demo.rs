@@ -42,7 +42,7 @@ pub(crate) const TOOLS: [(&str, &str); 8] = [
     ),
     (
         "report",
-        "writes a `pages`-page report, as a task for clients that support them; `publish` asks first",
+        "writes a `pages`-page report, as a task where supported; `publish` asks first",
     ),
 ];
 

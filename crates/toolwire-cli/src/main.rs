@@ -62,7 +62,8 @@ Environment:
     name = "toolwire",
     version,
     about = "Serve and call Model Context Protocol tools",
-    after_help = ENVIRONMENT_HELP
+    after_help = "Environment variables: see --help.",
+    after_long_help = ENVIRONMENT_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -71,9 +72,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve the demo tools (listed below), a resource, a resource
-    /// template and a prompt over stdio, or over Streamable HTTP with
-    /// `--http`.
+    /// Serve the demo tools over stdio, or Streamable HTTP with `--http`.
+    ///
+    /// Beside the tools (listed below), a resource, a resource template
+    /// and a prompt, so that every client command has something to show.
     Serve(ServeOptions),
     /// Serve many MCP servers as one, with namespaced names, from a TOML
     /// configuration (see the README's Gateway section); `gateway check`
@@ -358,17 +360,122 @@ const NOT_FOR_GATEWAY: [(&str, &str); 4] = [
     ),
 ];
 
+/// What `serve -h` and `gateway -h` say after their common options.
+const MORE_OPTIONS: &str = "More options (authorization, scopes, rate limits, timeouts, \
+                            caching, requestState keys): --help.";
+
+/// `serve`'s (and `gateway`'s) options for fewer setups, which `-h` leaves
+/// to `--help` so that it fits on a screen.
+const ADVANCED: [&str; 25] = [
+    "state_keys_file",
+    "state_ttl_ms",
+    "ttl_ms",
+    "cache_scope",
+    "request_timeout_ms",
+    "eof_grace_ms",
+    "auth_audience",
+    "auth_jwks",
+    "auth_introspection",
+    "auth_introspection_rate",
+    "auth_token_type",
+    "auth_leeway",
+    "auth_jwks_refresh",
+    "required_scope",
+    "scope_for",
+    "scope_implies",
+    "define_scope",
+    "no_auth",
+    "rate_limit_for",
+    "audit_arguments",
+    "tool_timeout_ms",
+    "tool_concurrency",
+    "max_result_bytes",
+    "tasks",
+    "task_grace_ms",
+];
+
+/// `command` with its [`ADVANCED`] options shown by `--help` only.
+fn advanced_in_long_help(mut command: clap::Command) -> clap::Command {
+    for id in ADVANCED {
+        command = command.mut_arg(id, |a| a.hide_short_help(true));
+    }
+    command
+}
+
+/// The gist of a help text, for `-h`: up to the first `. ` (the dot
+/// kept), `: `, `; `, ` (`, `, for example` or `, such as` outside
+/// backquotes and double quotes, and not within the first 20 bytes (past
+/// a leading "With --http: "), or all of it.
+fn gist(text: &str) -> &str {
+    const ENDS: [&str; 6] = [". ", ": ", "; ", " (", ", for example", ", such as"];
+    const SHORTEST: usize = 20;
+    let mut quoted = None;
+    for (i, c) in text.char_indices() {
+        match quoted {
+            Some(q) if c == q => quoted = None,
+            None if c == '`' || c == '"' => quoted = Some(c),
+            _ => {}
+        }
+        if quoted.is_some() || i < SHORTEST {
+            continue;
+        }
+        if let Some(end) = ENDS.iter().find(|end| text[i..].starts_with(**end)) {
+            let keep = if *end == ". " { i + 1 } else { i };
+            return &text[..keep];
+        }
+    }
+    text
+}
+
+/// `command` and its subcommands with a short `-h`: every option's and
+/// subcommand's help there is the [`gist`] of its doc comment, and
+/// `--help` keeps the whole of it (clap shows a doc comment's first
+/// paragraph for `-h` and all of it for `--help`, but most are one
+/// paragraph long).
+fn short_help(mut command: clap::Command) -> clap::Command {
+    if command.get_long_about().is_none()
+        && let Some(about) = command.get_about().map(ToString::to_string)
+        && gist(&about).len() < about.len()
+    {
+        command = command.about(gist(&about).to_owned()).long_about(about);
+    }
+    let ids: Vec<clap::Id> = command
+        .get_arguments()
+        .map(|a| a.get_id().clone())
+        .collect();
+    for id in ids {
+        command = command.mut_arg(id, |arg| match arg.get_help().map(ToString::to_string) {
+            Some(help) if arg.get_long_help().is_none() && gist(&help).len() < help.len() => {
+                arg.help(gist(&help).to_owned()).long_help(help)
+            }
+            _ => arg,
+        });
+    }
+    let names: Vec<String> = command
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    for name in names {
+        command = command.mut_subcommand(name, short_help);
+    }
+    command
+}
+
 /// The command line, with the demo tool list added to `serve --help`, and
 /// `serve`'s options that do not apply to `gateway` left out of its help
 /// and refused there.
 fn parse_args() -> Cli {
-    let mut command = Cli::command()
-        .mut_subcommand("serve", |serve| serve.after_help(demo::tools_help()))
+    let mut command = short_help(Cli::command().max_term_width(100))
+        .mut_subcommand("serve", |serve| {
+            advanced_in_long_help(serve)
+                .after_help(format!("{MORE_OPTIONS}\n\n{}", demo::tools_help()))
+                .after_long_help(demo::tools_help())
+        })
         .mut_subcommand("gateway", |mut gateway| {
             for (id, _) in NOT_FOR_GATEWAY {
                 gateway = gateway.mut_arg(id, |a| a.hide(true));
             }
-            gateway
+            advanced_in_long_help(gateway).after_help(MORE_OPTIONS)
         });
     let matches = command.get_matches_mut();
     if let Some(("gateway", gateway)) = matches.subcommand() {
@@ -468,7 +575,39 @@ fn run() -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::bind_addr;
+    use super::{bind_addr, gist};
+
+    #[test]
+    fn the_gist_ends_at_the_first_clause_outside_quotes() {
+        let cases = [
+            (
+                "Serve HTTP on the ADDR: `HOST:PORT`.",
+                "Serve HTTP on the ADDR",
+            ),
+            (
+                "Send `Authorization: Bearer $VAR` (HTTP only)",
+                "Send `Authorization: Bearer $VAR`",
+            ),
+            (
+                "A header, \"Name: value\" (repeatable)",
+                "A header, \"Name: value\"",
+            ),
+            ("Bind it to 127.0.0.1. Then serve.", "Bind it to 127.0.0.1."),
+            (
+                "With --http: serve HTTPS (HTTP/2)",
+                "With --http: serve HTTPS",
+            ),
+            (
+                "Start the server here, for example --stdio x",
+                "Start the server here",
+            ),
+            ("Print JSON instead of text", "Print JSON instead of text"),
+            ("The key (PEM) of --tls-cert", "The key (PEM) of --tls-cert"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(gist(text), want, "{text}");
+        }
+    }
 
     #[test]
     fn bare_port_binds_loopback() {

@@ -58,7 +58,8 @@ pub(crate) struct PromptArgs {
 /// `toolwire complete`.
 #[derive(Args, Debug)]
 #[command(
-    override_usage = "toolwire complete [OPTIONS] <URL | --stdio COMMAND> (--prompt NAME | --template URI_TEMPLATE) <ARGUMENT=PARTIAL>"
+    override_usage = "toolwire complete [OPTIONS] <URL | --stdio COMMAND> <ARGUMENT=PARTIAL>\n       \
+                      (--prompt NAME | --template URI_TEMPLATE)"
 )]
 pub(crate) struct CompleteArgs {
     /// [URL] ARGUMENT=PARTIAL: the endpoint (unless --stdio is given), the

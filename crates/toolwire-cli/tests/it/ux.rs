@@ -536,3 +536,103 @@ async fn otlp_in_a_build_without_otel_says_how_to_get_it() {
     assert!(r.err.contains("--features otel"), "{}", r.err);
     assert_no_backtrace(&r.err);
 }
+
+/// Every command's `-h` fits on a screen (40 lines of at most 100
+/// columns), and its `--help` has the rest: the whole of each option's
+/// text, and the options `-h` leaves out.
+#[tokio::test]
+async fn short_help_fits_on_a_screen_and_long_help_has_the_detail() {
+    let top = run(&["--help"]).await;
+    let commands: Vec<String> = top
+        .out
+        .split_once("Commands:\n")
+        .map(|(_, rest)| rest)
+        .expect("a command list")
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect();
+    assert!(commands.len() >= 16, "{commands:?}");
+    let mut all: Vec<Vec<String>> = vec![vec![]];
+    all.extend(commands.iter().map(|c| vec![c.clone()]));
+    all.extend(
+        [["gateway", "check"], ["auth", "login"], ["auth", "logout"]]
+            .map(|p| p.map(String::from).to_vec()),
+    );
+    for words in all {
+        let with = |flag: &'static str| -> Vec<&str> {
+            words.iter().map(String::as_str).chain([flag]).collect()
+        };
+        let short = run(&with("-h")).await;
+        let long = run(&with("--help")).await;
+        assert!(short.ok && long.ok, "{words:?}: {} {}", short.err, long.err);
+        let lines = short.out.lines().count();
+        assert!(
+            lines <= 40,
+            "{words:?} -h has {lines} lines:\n{}",
+            short.out
+        );
+        for line in short.out.lines().chain(long.out.lines()) {
+            assert!(line.chars().count() <= 100, "{words:?}: {line:?}");
+        }
+        assert!(long.out.lines().count() >= lines, "{words:?}");
+        // Where the two differ, -h says so.
+        if short.out != long.out {
+            assert!(
+                short.out.contains("(see more with '--help')"),
+                "{words:?}: {}",
+                short.out
+            );
+        }
+    }
+    // The root: the environment in --help only.
+    let short = run(&["-h"]).await;
+    assert!(
+        !short.out.contains("TOOLWIRE_LOG") && short.out.contains("see --help"),
+        "{}",
+        short.out
+    );
+    // An option's gist in -h, the whole text in --help.
+    let (short, long) = (run(&["list", "-h"]).await, run(&["list", "--help"]).await);
+    assert!(
+        short
+            .out
+            .contains("Which protocol era to speak [default: auto]"),
+        "{}",
+        short.out
+    );
+    assert!(!short.out.contains("initialize handshake"), "{}", short.out);
+    // (Wrapped: compared with its lines joined.)
+    let flat = long.out.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("fall back to the 2025 initialize handshake"),
+        "{}",
+        long.out
+    );
+    // serve -h leaves the rarer options to --help, and says so.
+    let (short, long) = (run(&["serve", "-h"]).await, run(&["serve", "--help"]).await);
+    for flag in ["--http", "--tls-cert", "--auth-issuer", "--metrics"] {
+        assert!(short.out.contains(flag), "{flag}: {}", short.out);
+    }
+    for flag in [
+        "--state-ttl-ms",
+        "--auth-jwks",
+        "--scope-for",
+        "--tool-timeout-ms",
+    ] {
+        assert!(!short.out.contains(flag), "{flag}: {}", short.out);
+        assert!(long.out.contains(flag), "{flag}: {}", long.out);
+    }
+    assert!(short.out.contains("More options ("), "{}", short.out);
+    // host-config --help names the hosts' documentation.
+    let long = run(&["host-config", "--help"]).await;
+    for url in [
+        "https://modelcontextprotocol.io/docs/develop/connect-local-servers",
+        "https://code.visualstudio.com/docs/copilot/reference/mcp-configuration",
+        "https://cursor.com/docs/mcp",
+    ] {
+        assert!(long.out.contains(url), "{url}: {}", long.out);
+    }
+}

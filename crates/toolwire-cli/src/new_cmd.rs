@@ -192,6 +192,13 @@ pub(crate) fn run(a: NewArgs) -> anyhow::Result<()> {
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let name = &a.name;
+    if a.path.is_none() {
+        eprintln!(
+            "toolwire: {name} depends on toolwire {} from crates.io; to build against a \
+             checkout of toolwire instead, run `toolwire new` with --path DIR",
+            version_requirement()
+        );
+    }
     crate::client_cmd::print(&format!(
         "Created the MCP server crate {name} in ./{name}. Next:\n  \
          cd {name}\n  \

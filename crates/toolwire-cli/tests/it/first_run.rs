@@ -201,6 +201,11 @@ async fn new_refuses_bad_names_and_a_non_empty_directory() {
     std::fs::create_dir_all(dir.join("empty")).expect("mkdir");
     let r = new("empty").await;
     assert!(r.ok, "{}", r.err);
+    assert!(
+        r.err.contains("from crates.io") && r.err.contains("--path DIR"),
+        "{}",
+        r.err
+    );
     let manifest = std::fs::read_to_string(dir.join("empty/Cargo.toml")).expect("Cargo.toml");
     let version = env!("CARGO_PKG_VERSION").rsplit_once('.').expect("x.y.z").0;
     assert!(

@@ -2,8 +2,8 @@
 //! built, on loopback or over pipes, with the client example and a
 //! `toolwire::Client` talking to them.
 
+mod docs;
 mod http;
-mod readme;
 mod stdio;
 mod support;
 mod testing;

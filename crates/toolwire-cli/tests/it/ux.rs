@@ -264,24 +264,61 @@ async fn serve_from_a_pipe_says_nothing() {
     assert_eq!(line, None);
 }
 
-/// The `toolwire …` command lines in the README's `sh` blocks, comments cut.
-fn readme_command_lines() -> Vec<String> {
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
-        .expect("README.md");
+/// The README and the book's chapters (`docs/src`), as paths from the
+/// repository's root.
+fn doc_files() -> Vec<String> {
+    fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .map(|e| e.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path.to_str().expect("UTF-8 path").to_owned());
+            }
+        }
+    }
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut files = vec![format!("{root}/README.md")];
+    walk(&std::path::Path::new(root).join("docs/src"), &mut files);
+    assert!(files.len() > 20, "{files:?}");
+    files
+}
+
+/// The command lines in a Markdown file's `sh` blocks, comments cut, a
+/// line ending in `\` joined with the next.
+fn sh_command_lines(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{file}: {e}"));
     let mut lines = Vec::new();
     let mut in_sh = false;
-    for line in readme.lines() {
-        if line.starts_with("```") {
-            in_sh = line == "```sh";
+    let mut pending = String::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_sh = line.trim_start() == "```sh";
             continue;
         }
         if in_sh {
             let code = line.split(" # ").next().unwrap_or_default().trim();
-            lines.push(code.to_owned());
+            match code.strip_suffix('\\') {
+                Some(head) => {
+                    pending.push_str(head);
+                    pending.push(' ');
+                }
+                None => {
+                    pending.push_str(code);
+                    lines.push(std::mem::take(&mut pending));
+                }
+            }
         }
     }
     lines
 }
+
+/// The line that installs the command, as the README and the book show it.
+const INSTALL: &str = "cargo install --locked --profile dist --path crates/toolwire-cli";
 
 /// `line` with every quoted part ('…' or "…") replaced by `Q`, so the
 /// words left are the command's own.
@@ -303,23 +340,38 @@ fn without_quotes(line: &str) -> String {
 }
 
 #[tokio::test]
-async fn the_readme_installs_toolwire_first_and_uses_only_real_options() {
-    let lines = readme_command_lines();
-    let install = lines
-        .iter()
-        .position(|l| l == "cargo install --path crates/toolwire-cli")
-        .expect("the README shows cargo install --path crates/toolwire-cli");
-    let uses: Vec<(usize, &String)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| l.starts_with("toolwire ") || l.starts_with("| toolwire "))
-        .collect();
-    assert!(uses.len() >= 5, "{lines:?}");
-    assert!(
-        uses.iter().all(|(i, _)| *i > install),
-        "toolwire is used before it is installed"
-    );
-    for (_, line) in uses {
+async fn the_docs_install_toolwire_first_and_use_only_real_options() {
+    let mut uses = Vec::new();
+    for file in doc_files() {
+        let lines = sh_command_lines(&file);
+        for line in lines.iter().filter(|l| l.starts_with("cargo install")) {
+            assert!(
+                line.starts_with(INSTALL),
+                "{file}: `{line}` is not `{INSTALL}` (with --locked, from the clone)"
+            );
+        }
+        let first_use = lines
+            .iter()
+            .position(|l| l.starts_with("toolwire ") || l.starts_with("| toolwire "));
+        // The pages a reader starts from install the command before using it.
+        if file.ends_with("/README.md") || file.ends_with("/getting-started.md") {
+            let install = lines
+                .iter()
+                .position(|l| l == INSTALL || l.starts_with(&format!("{INSTALL} ")))
+                .unwrap_or_else(|| panic!("{file} shows {INSTALL}"));
+            assert!(
+                first_use.is_some_and(|u| u > install),
+                "{file}: toolwire is used before it is installed"
+            );
+        }
+        uses.extend(
+            lines
+                .into_iter()
+                .filter(|l| l.starts_with("toolwire ") || l.starts_with("| toolwire ")),
+        );
+    }
+    assert!(uses.len() >= 30, "{uses:?}");
+    for line in &uses {
         let unquoted = without_quotes(line.trim_start_matches("| "));
         let mut words = unquoted.split_whitespace().skip(1);
         let sub = words.next().expect("a subcommand");

@@ -78,7 +78,7 @@ enum Command {
     /// and a prompt, so that every client command has something to show.
     Serve(ServeOptions),
     /// Serve many MCP servers as one, with namespaced names, from a TOML
-    /// configuration (see the README's Gateway section); `gateway check`
+    /// configuration (see the book's Gateway chapter, docs/src/gateway.md); `gateway check`
     /// prints the merged tool table and what model providers would reject.
     Gateway(gateway_cmd::GatewayArgs),
     /// Show a server's protocol versions, capabilities and instructions

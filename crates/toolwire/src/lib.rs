@@ -38,8 +38,8 @@
 //! (protocol version and client capabilities), so any replica can serve any
 //! request.
 //!
-//! The repository's README walks through a first server (stdio, HTTP, axum),
-//! and its `examples/` directory holds runnable programs: stdio and HTTP
+//! The repository's book (`docs/`) walks through a first server (stdio,
+//! HTTP, axum) and everything after it, and its `examples/` directory holds runnable programs: stdio and HTTP
 //! servers, axum embedding, typed output, a tool that asks the user first,
 //! prompts and resources, and a client. Every main type below has an example.
 //!

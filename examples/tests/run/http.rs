@@ -1,6 +1,6 @@
 //! The HTTP examples: `http_server` with the `client` example against it,
 //! and `axum_server` with both of its mounts; plus the nested-path pitfall
-//! the axum example and the README describe.
+//! the axum example and the book describe.
 
 use crate::support::{Running, STEP, TOOLS_LIST, request, run_to_end};
 use serde_json::json;
@@ -88,7 +88,7 @@ async fn serve(router: axum::Router) -> String {
     authority
 }
 
-/// What the README and the axum example warn about: under
+/// What the book and the axum example warn about: under
 /// `nest_service`, axum strips the prefix, so the default path `/mcp`
 /// never matches and every request gets an empty 404;
 /// `HttpConfig::with_any_path()` serves.

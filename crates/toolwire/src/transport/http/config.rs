@@ -18,7 +18,8 @@ pub(super) const LOCAL_HOSTS: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 /// `Host` and `Origin`, bodies are limited to 4 MiB and 64 levels of JSON
 /// nesting, at most 1024 requests are served at once (256 per client), and
 /// requests have no time limit of their own (closing the connection cancels
-/// one). The README's Security section lists every limit.
+/// one). The book's "Security and limits" chapter
+/// (`docs/src/serving/security.md`) lists every limit.
 ///
 /// Every setter keeps its value in the range the transport can serve:
 /// limits and counts are at least 1 (the drain limit may be zero), time

@@ -1,5 +1,6 @@
-//! Compiles every Rust snippet of the repository's README and of every
-//! chapter of the book (`docs/src`) as doctests, against this crate's
+//! Compiles every Rust snippet of the repository's README, of every
+//! chapter of the book (`docs/src`) and of the crates' own READMEs (what
+//! crates.io shows) as doctests, against this crate's
 //! dependencies: the ones a user's own `Cargo.toml` has (`toolwire` with
 //! `client` and `oauth`, `tokio`, `serde`, `schemars`, `serde_json`,
 //! `axum`). A snippet
@@ -21,6 +22,14 @@ macro_rules! markdown_doctests {
 
 markdown_doctests! {
     Readme = "../README.md",
+    ToolwireReadme = "../crates/toolwire/README.md",
+    ToolwireProtoReadme = "../crates/toolwire-proto/README.md",
+    ToolwireMacrosReadme = "../crates/toolwire-macros/README.md",
+    ToolwireCliReadme = "../crates/toolwire-cli/README.md",
+    ToolwireGatewayReadme = "../crates/toolwire-gateway/README.md",
+    ToolwireReplicaReadme = "../crates/toolwire-replica/README.md",
+    ToolwireRedisReadme = "../crates/toolwire-redis/README.md",
+    ToolwireNatsReadme = "../crates/toolwire-nats/README.md",
     Introduction = "../docs/src/introduction.md",
     GettingStarted = "../docs/src/getting-started.md",
     ServersTools = "../docs/src/servers/tools.md",

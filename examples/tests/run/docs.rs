@@ -1,9 +1,9 @@
-//! Keeps the README, the book (`docs/src`) and the examples honest with
-//! each other: every Rust block is one rustdoc compiles (the crate's lib
-//! includes every Markdown file as doctests; this checks none is left out,
-//! opts out or hides lines), every relative link and `#anchor` leads
-//! somewhere, every chapter is in the book's summary, and every example is
-//! listed and says how to run it.
+//! Keeps the README, the book (`docs/src`), the crates' READMEs and the
+//! examples honest with each other: every Rust block is one rustdoc
+//! compiles (the crate's lib includes every Markdown file as doctests; this
+//! checks none is left out, opts out or hides lines), every relative link
+//! and `#anchor` leads somewhere, every chapter is in the book's summary,
+//! and every example is listed and says how to run it.
 
 use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
@@ -62,7 +62,23 @@ fn chapters() -> Vec<String> {
 fn compiled_markdown() -> Vec<String> {
     let mut files = vec!["README.md".to_owned()];
     files.extend(chapters());
+    files.extend(crate_readmes());
     files
+}
+
+/// The READMEs of the crates, which crates.io shows.
+fn crate_readmes() -> Vec<String> {
+    let mut found: Vec<String> = std::fs::read_dir(root().join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("a directory entry").path().join("README.md"))
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let relative = p.strip_prefix(root()).expect("under the root");
+            relative.to_str().expect("UTF-8 path").replace('\\', "/")
+        })
+        .collect();
+    found.sort();
+    found
 }
 
 /// The Markdown files whose links are checked.

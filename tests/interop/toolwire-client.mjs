@@ -239,14 +239,14 @@ if (leg === 'stdio') {
   server.url = new URL('/mcp', server.url).href;
   target = [server.url];
 } else if (leg === 'modern') {
-  server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)/);
+  server = await startHttp(bin, ['serve', '--http', '127.0.0.1:0'], /serving MCP at (\S+)\r?\n/);
   target = [server.url];
 } else if (leg === 'ts-modern-http') {
-  server = await startHttp(process.execPath, [script('./modern-ts-server.mjs'), 'http'], /serving MCP at (\S+)/);
+  server = await startHttp(process.execPath, [script('./modern-ts-server.mjs'), 'http'], /serving MCP at (\S+)\r?\n/);
   target = [server.url];
 } else {
   const flavour = leg.slice('http-'.length);
-  server = await startHttp(process.execPath, [script('./legacy-server.mjs'), 'http', flavour], /serving MCP at (\S+)/);
+  server = await startHttp(process.execPath, [script('./legacy-server.mjs'), 'http', flavour], /serving MCP at (\S+)\r?\n/);
   target = [server.url];
 }
 

@@ -323,7 +323,7 @@ pub(crate) async fn list(a: ListArgs) -> anyhow::Result<()> {
     print(&if a.connection.json {
         render::json(&tools)
     } else {
-        render::tools(&tools)
+        render::tools(&tools, &|name| client.property_order(name))
     })
 }
 

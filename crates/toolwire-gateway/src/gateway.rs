@@ -412,7 +412,8 @@ impl Inner {
             {
                 interfaces.insert(uri);
             }
-            match proxy::tool(link, def, &exposed, description, &space) {
+            let order = listing.orders.get(&def.name).map(Vec::as_slice);
+            match proxy::tool(link, def, order, &exposed, description, &space) {
                 Ok(t) => tools.push(t),
                 Err(e) => tracing::warn!(upstream = up.key, "tool {:?} left out: {e}", def.name),
             }

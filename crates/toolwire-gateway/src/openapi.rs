@@ -110,6 +110,14 @@ impl RestApi {
         ))
     }
 
+    /// Each tool's arguments in the document's order, by tool name.
+    pub(crate) fn argument_orders(&self) -> HashMap<String, Vec<String>> {
+        self.operations
+            .iter()
+            .map(|(name, op)| (name.clone(), op.argument_order()))
+            .collect()
+    }
+
     /// Calls tool `name` with `args` (checked against its input schema),
     /// adding `credential` (the caller's, in a per-caller mode) to the
     /// upstream's own headers, in place of any of the same name.

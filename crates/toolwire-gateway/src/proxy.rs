@@ -47,17 +47,22 @@ struct Relay {
     h: Option<u64>,
 }
 
-/// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`;
-/// the app interface it names (`_meta.ui.resourceUri` and the deprecated
-/// flat key) under its exposed URI in `space`, its visibility unchanged.
+/// The gateway's copy of `def`, exposed as `exposed`, forwarding to `link`,
+/// its input properties listed in the upstream's `order`; the app
+/// interface it names (`_meta.ui.resourceUri` and the deprecated flat key)
+/// under its exposed URI in `space`, its visibility unchanged.
 pub(crate) fn tool(
     link: &Arc<Link>,
     def: &ToolDefinition,
+    order: Option<&[String]>,
     exposed: &str,
     description: Option<&str>,
     space: &UriSpace,
 ) -> Result<Tool, RegistrationError> {
     let mut builder = Tool::builder(exposed).input_schema(Value::Object(def.input_schema.clone()));
+    if let Some(order) = order {
+        builder = builder.property_order(order);
+    }
     if let Some(schema) = &def.output_schema {
         builder = builder.output_schema(Value::Object(schema.clone()));
     }

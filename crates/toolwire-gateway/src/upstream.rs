@@ -62,6 +62,8 @@ pub(crate) struct Listing {
     pub(crate) private: bool,
     /// Whether it is modern and offers the Tasks extension.
     pub(crate) tasks: bool,
+    /// Each tool's input properties in the upstream's order, by tool name.
+    pub(crate) orders: std::collections::HashMap<String, Vec<String>>,
 }
 
 /// A live upstream.
@@ -201,6 +203,7 @@ impl Link {
         let (api, tools) = RestApi::load(&self.spec)
             .await
             .map_err(ClientError::Transport)?;
+        let orders = api.argument_orders();
         if let Ok(mut r) = self.rest.write() {
             *r = Some(Arc::new(api));
         }
@@ -211,6 +214,7 @@ impl Link {
         });
         Ok(Listing {
             tools,
+            orders,
             ..Listing::default()
         })
     }
@@ -343,6 +347,11 @@ async fn list(client: &Client) -> Result<Listing, ClientError> {
         let page = client
             .request::<ListToolsRequest>(params, RequestOptions::new())
             .await?;
+        for t in &page.tools {
+            if let Some(order) = client.property_order(&t.name) {
+                listing.orders.insert(t.name.clone(), order);
+            }
+        }
         listing.tools.extend(page.tools);
         if !legacy && !matches!(client.era(), Some(ProtocolEra::Legacy)) {
             listing.ttl_ms = Some(listing.ttl_ms.map_or(page.ttl_ms, |t| t.min(page.ttl_ms)));

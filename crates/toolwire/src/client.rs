@@ -291,6 +291,19 @@ impl Client {
         self.all_pages::<ListToolsRequest, _>("tools").await
     }
 
+    /// The names of a listed tool's input properties in the order the
+    /// server wrote them: JSON objects are unordered, and a parsed
+    /// [`Tool::input_schema`] holds its keys sorted, but servers write
+    /// parameters in declaration order, the order a person expects to see.
+    /// `None` until a `tools/list` page with the tool was fetched, or when
+    /// its schema has no `properties` object.
+    pub fn property_order(&self, tool: &str) -> Option<Vec<String>> {
+        match self.inner.tools.lookup(tool) {
+            tools::Lookup::Known(t) => t.property_order.as_deref().map(<[String]>::to_vec),
+            _ => None,
+        }
+    }
+
     /// One page of `tools/list` (cached), without invalid tools.
     pub async fn list_tools_page(
         &self,

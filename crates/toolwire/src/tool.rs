@@ -3,6 +3,7 @@
 //! registry stores.
 
 mod finite;
+pub(crate) mod order;
 
 use crate::context::RequestContext;
 use crate::handler::{
@@ -236,6 +237,9 @@ pub(crate) struct ToolInner {
     pub(crate) limits: Limits,
     /// Whether and how it runs as a task ([`ToolBuilder::task`]).
     pub(crate) task: TaskSpec,
+    /// The input's `properties` in declaration order, when that is not
+    /// the sorted order `definition` holds them in (see [`order`]).
+    pub(crate) property_order: Option<Box<[Box<str>]>>,
 }
 
 /// How a tool runs as a task.
@@ -309,6 +313,7 @@ impl Tool {
             ui: None,
             limits: DeclaredLimits::default(),
             task: TaskSpec::default(),
+            declared: None,
             _marker: PhantomData,
         }
     }
@@ -422,6 +427,8 @@ pub struct ToolBuilder<I = Value, O = Untyped> {
     ui: Option<crate::apps::ToolUi>,
     limits: DeclaredLimits,
     task: TaskSpec,
+    /// The input's property names in declaration order, as far as known.
+    declared: Option<Vec<String>>,
     _marker: PhantomData<fn() -> (I, O)>,
 }
 
@@ -450,15 +457,35 @@ impl<I, O> ToolBuilder<I, O> {
             ui: self.ui,
             limits: self.limits,
             task: self.task,
+            declared: self.declared,
             _marker: PhantomData,
         }
     }
 
     /// Typed input: arguments are validated against the schema generated from
     /// `T`, then deserialised into it.
+    ///
+    /// `tools/list` shows the properties in the order `T` declares its
+    /// fields (a struct with flattened fields shows them sorted).
     pub fn input<T: JsonSchema + DeserializeOwned>(mut self) -> ToolBuilder<T, O> {
         self.input_schema = Some(schema_of::<T>());
-        self.retype()
+        self.declare::<T>().retype()
+    }
+
+    fn declare<T: DeserializeOwned>(mut self) -> Self {
+        if let Some(fields) = order::declared_fields::<T>() {
+            self.declared = Some(fields.iter().map(|&f| f.to_owned()).collect());
+        }
+        self
+    }
+
+    /// The order `tools/list` shows the input's properties in (JSON objects
+    /// are unordered, but hosts and the CLI show parameters as listed).
+    /// Names the schema does not have are ignored; properties not named
+    /// follow, sorted. [`input`](Self::input) sets it from the type.
+    pub fn property_order<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.declared = Some(names.into_iter().map(Into::into).collect());
+        self
     }
 
     /// A hand-written input schema. The handler receives the arguments as `I`
@@ -472,7 +499,7 @@ impl<I, O> ToolBuilder<I, O> {
     /// against `schema`, then deserialised into `T`.
     pub fn input_with_schema<T: DeserializeOwned>(mut self, schema: Value) -> ToolBuilder<T, O> {
         self.input_schema = Some(schema);
-        self.retype()
+        self.declare::<T>().retype()
     }
 
     /// Typed output: the handler returns a `T` (or anything
@@ -673,6 +700,10 @@ impl<I, O> ToolBuilder<I, O> {
         let Value::Object(input_schema) = input_schema else {
             return Err(RegistrationError::InputNotObject { name });
         };
+        let property_order = self
+            .declared
+            .as_deref()
+            .and_then(|declared| order::property_order(&input_schema, declared));
         let mut definition = ToolDefinition::new(name, input_schema);
         definition.title = self.title;
         definition.description = self.description;
@@ -706,6 +737,7 @@ impl<I, O> ToolBuilder<I, O> {
                 handler,
                 limits: self.limits.build(),
                 task: self.task,
+                property_order,
             }),
         })
     }

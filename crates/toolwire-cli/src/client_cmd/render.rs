@@ -80,8 +80,9 @@ fn flagged(name: &str, flags: &[(&str, Option<bool>)]) -> String {
     }
 }
 
-/// Each tool: its name and description, then one line per parameter.
-pub(crate) fn tools(tools: &[Tool]) -> String {
+/// Each tool: its name and description, then one line per parameter, in
+/// the order `order(tool)` gives (the server's), or sorted.
+pub(crate) fn tools(tools: &[Tool], order: &dyn Fn(&str) -> Option<Vec<String>>) -> String {
     if tools.is_empty() {
         return "(no tools)\n".to_owned();
     }
@@ -105,7 +106,10 @@ pub(crate) fn tools(tools: &[Tool]) -> String {
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
         if let Some(Value::Object(props)) = tool.input_schema.get("properties") {
-            for (name, schema) in props {
+            let order = order(&tool.name).unwrap_or_default();
+            let listed = order.iter().filter_map(|n| props.get_key_value(n));
+            let rest = props.iter().filter(|(n, _)| !order.contains(n));
+            for (name, schema) in listed.chain(rest) {
                 let _ = writeln!(
                     out,
                     "    {}",
@@ -291,24 +295,54 @@ mod app_tests {
             )
             .expect("a tool")
         };
-        let out = super::tools(&[
-            tool("chart", json!({"ui": {"resourceUri": "ui://s/chart"}})),
-            tool(
-                "zoom",
-                json!({"ui": {"resourceUri": "ui://s/chart", "visibility": ["app"]}}),
-            ),
-            tool(
-                "raw",
-                json!({"ui/resourceUri": "ui://s/old", "ui": {"visibility": ["model"]}}),
-            ),
-            tool("plain", json!({})),
-        ]);
+        let out = super::tools(
+            &[
+                tool("chart", json!({"ui": {"resourceUri": "ui://s/chart"}})),
+                tool(
+                    "zoom",
+                    json!({"ui": {"resourceUri": "ui://s/chart", "visibility": ["app"]}}),
+                ),
+                tool(
+                    "raw",
+                    json!({"ui/resourceUri": "ui://s/old", "ui": {"visibility": ["model"]}}),
+                ),
+                tool("plain", json!({})),
+            ],
+            &|_| None,
+        );
         assert_eq!(
             out,
             "chart\n    -> app interface ui://s/chart\n\
              zoom\n    -> app interface ui://s/chart\n    app only: hidden from the model, called by its interface\n\
              raw\n    -> app interface ui://s/old\n    model only: its interface may not call it\n\
              plain\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use serde_json::json;
+    use toolwire::proto::types::Tool;
+
+    #[test]
+    fn parameters_come_in_the_servers_order_then_the_rest_sorted() {
+        let tool: Tool = serde_json::from_value(json!({"name": "t", "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "string"}, "b": {}, "m": {}, "z": {}}
+        }}))
+        .expect("a tool");
+        let out = super::tools(std::slice::from_ref(&tool), &|name| {
+            (name == "t").then(|| vec!["z".to_owned(), "gone".to_owned(), "b".to_owned()])
+        });
+        assert_eq!(
+            out,
+            "t\n    z: any\n    b: any\n    a: string\n    m: any\n"
+        );
+        let sorted = super::tools(&[tool], &|_| None);
+        assert_eq!(
+            sorted,
+            "t\n    a: string\n    b: any\n    m: any\n    z: any\n"
         );
     }
 }

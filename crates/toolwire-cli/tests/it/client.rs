@@ -377,6 +377,41 @@ async fn cli_discover_and_list_over_stdio() {
     );
 }
 
+/// Where `a` comes before `b` in `out`.
+fn before(out: &str, a: &str, b: &str) -> bool {
+    let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("{s:?} in {out}"));
+    at(a) < at(b)
+}
+
+#[tokio::test]
+async fn cli_list_shows_parameters_in_declaration_order() {
+    // `countdown` declares `steps`, then `interval_ms`: not the sorted order.
+    let serve = serve_cmd();
+    for era in [&[][..], &["--protocol", "legacy"][..]] {
+        let mut args = vec!["list", "--stdio", &serve];
+        args.extend(era);
+        let (ok, out, err) = run(&args).await;
+        assert!(ok, "{err}");
+        assert!(
+            before(&out, "    steps:", "    interval_ms:"),
+            "{era:?}: {out}"
+        );
+    }
+    let server = HttpServer::start().await;
+    let (ok, out, err) = run(&["list", &server.url]).await;
+    assert!(ok, "{err}");
+    assert!(before(&out, "    steps:", "    interval_ms:"), "{out}");
+    // Through the gateway, which lists the upstream with toolwire's client
+    // and serves the tools again: the order survives the hop.
+    let dir = super::gateway::scratch("order");
+    let config = super::gateway::write_config(&dir, &super::gateway::stdio_upstream("demo"));
+    let gateway = format!("'{BIN}' gateway --config '{config}'");
+    let (ok, out, err) = run(&["list", "--stdio", &gateway]).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("demo__countdown"), "{out}");
+    assert!(before(&out, "    steps:", "    interval_ms:"), "{out}");
+}
+
 #[tokio::test]
 async fn cli_call_types_arguments_by_schema() {
     let serve = serve_cmd();

@@ -104,6 +104,20 @@ pub(crate) struct Operation {
     pub(crate) output: bool,
 }
 
+impl Operation {
+    /// The tool's arguments in the document's order: the parameters as
+    /// declared, then the body's.
+    pub(crate) fn argument_order(&self) -> Vec<String> {
+        let mut order: Vec<String> = self.params.iter().map(|p| p.arg.clone()).collect();
+        match &self.body {
+            Some((Body::Spread(names), _)) => order.extend(names.iter().cloned()),
+            Some((Body::Whole(arg), _)) => order.push(arg.clone()),
+            None => {}
+        }
+        order
+    }
+}
+
 /// The tools of a document, and each tool's operation by tool name. What
 /// could not be turned into a tool is logged and left out. A header
 /// parameter named in `supplied` (lowercase: headers the gateway sends

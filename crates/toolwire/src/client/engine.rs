@@ -348,7 +348,8 @@ impl Client {
             None => None,
         };
         let fetched: Result<Value, ClientError> = async {
-            let mut v = to_value(&self.request_raw(method, &params, options).await?)?;
+            let raw = self.request_raw(method, &params, options).await?;
+            let mut v = to_value(&raw)?;
             match result_kind(&v)? {
                 // Spec: server/utilities/caching.mdx — interim results are
                 // not cacheable.
@@ -360,7 +361,7 @@ impl Client {
             }
             normalize_cache_hints(&mut v);
             if method.lists_tools {
-                self.admit_tools(&mut v)?;
+                self.admit_tools(&mut v, super::tools::property_orders(raw.get()))?;
             }
             if self.still(credentials.as_ref()).await {
                 self.inner
@@ -395,7 +396,11 @@ impl Client {
 
     /// Drops invalid tools from a `tools/list` result and records the valid
     /// ones. A tool that does not even parse is dropped too.
-    fn admit_tools(&self, v: &mut Value) -> Result<(), ClientError> {
+    fn admit_tools(
+        &self,
+        v: &mut Value,
+        orders: super::tools::PropertyOrders,
+    ) -> Result<(), ClientError> {
         let Some(list) = v.get_mut("tools").and_then(Value::as_array_mut) else {
             return Err(ClientError::Protocol(
                 "tools/list result has no `tools` array".into(),
@@ -412,7 +417,7 @@ impl Client {
                     .ok()
             })
             .collect();
-        let kept = self.inner.tools.admit(tools);
+        let kept = self.inner.tools.admit(tools, orders);
         *list = kept
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())

@@ -31,6 +31,8 @@ pub(crate) struct KnownTool {
     /// Compiled when the tool is admitted (always `Ok`: a tool whose schema
     /// cannot be used is not admitted).
     output: OnceLock<Result<CompiledSchema, String>>,
+    /// The input's property names in the order the server wrote them.
+    pub(crate) property_order: Option<Box<[String]>>,
 }
 
 impl KnownTool {
@@ -111,7 +113,7 @@ pub(crate) enum Lookup {
 impl ToolIndex {
     /// Checks a page of tools: keeps the valid ones (and remembers them),
     /// drops and reports the invalid ones.
-    pub(crate) fn admit(&self, tools: Vec<Tool>) -> Vec<Tool> {
+    pub(crate) fn admit(&self, tools: Vec<Tool>, mut orders: PropertyOrders) -> Vec<Tool> {
         let Ok(mut state) = self.state.lock() else {
             return tools;
         };
@@ -127,6 +129,7 @@ impl ToolIndex {
                         definition: tool.clone(),
                         headers,
                         output: OnceLock::new(),
+                        property_order: orders.remove(&tool.name),
                     };
                     match known.output_schema() {
                         Some(Err(e)) => Err(format!("its outputSchema cannot be used: {e}")),
@@ -163,6 +166,62 @@ impl ToolIndex {
     }
 }
 
+/// The order of each listed tool's `inputSchema.properties`, by tool name.
+pub(crate) type PropertyOrders = HashMap<String, Box<[String]>>;
+
+/// Reads the order the server wrote each tool's input properties in from a
+/// `tools/list` result as sent (a parsed `Value` has them sorted). Best
+/// effort: a result this cannot read gives no orders.
+pub(crate) fn property_orders(result: &str) -> PropertyOrders {
+    use serde::Deserialize;
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+
+    #[derive(Deserialize)]
+    struct Page {
+        #[serde(default)]
+        tools: Vec<Entry>,
+    }
+    #[derive(Deserialize)]
+    struct Entry {
+        name: String,
+        #[serde(rename = "inputSchema")]
+        input_schema: Option<Schema>,
+    }
+    #[derive(Deserialize)]
+    struct Schema {
+        properties: Option<Keys>,
+    }
+    struct Keys(Vec<String>);
+    impl<'de> Deserialize<'de> for Keys {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct Names;
+            impl<'de> Visitor<'de> for Names {
+                type Value = Keys;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Keys, A::Error> {
+                    let mut names = Vec::new();
+                    while let Some(name) = map.next_key::<String>()? {
+                        map.next_value::<IgnoredAny>()?;
+                        names.push(name);
+                    }
+                    Ok(Keys(names))
+                }
+            }
+            d.deserialize_map(Names)
+        }
+    }
+
+    let Ok(page) = serde_json::from_str::<Page>(result) else {
+        return PropertyOrders::new();
+    };
+    page.tools
+        .into_iter()
+        .filter_map(|t| Some((t.name, t.input_schema?.properties?.0.into_boxed_slice())))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,7 +243,7 @@ mod tests {
                 "bad",
                 json!({"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}}),
             ),
-        ]);
+        ], PropertyOrders::new());
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].name, "ok");
         assert!(matches!(index.lookup("ok"), Lookup::Known(_)));
@@ -210,7 +269,7 @@ mod tests {
                 "nested": {"type": "object", "properties": {"deep": {"type": "string", "x-mcp-header": "Deep"}}},
                 "plain": {"type": "string"}
             }}),
-        )]);
+        )], PropertyOrders::new());
         let Lookup::Known(t) = index.lookup("t") else {
             panic!("known")
         };
@@ -235,5 +294,21 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn property_orders_are_read_as_the_server_wrote_them() {
+        let orders = property_orders(
+            r#"{"tools": [
+                {"name": "t", "inputSchema": {"properties": {"z": {"type": "string"}, "a": {"properties": {"y": 1, "b": 2}}}}},
+                {"name": "u", "inputSchema": {"type": "object"}},
+                {"name": "v", "inputSchema": {"properties": {}}}
+            ], "nextCursor": "c"}"#,
+        );
+        assert_eq!(orders.len(), 2);
+        assert_eq!(&*orders["t"], ["z", "a"]);
+        assert!(orders["v"].is_empty());
+        assert!(property_orders(r#"{"tools": [1]}"#).is_empty());
+        assert!(property_orders("not json").is_empty());
     }
 }

@@ -6,6 +6,7 @@ use super::accept::Prepared;
 use super::outcome::{Outcome, Reply};
 use super::shape::Shape;
 use crate::registry::Snapshot;
+use crate::tool::order::InOrder;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::value::RawValue;
@@ -41,7 +42,7 @@ fn decode_cursor(cursor: &str, page_size: usize) -> Option<usize> {
 /// next_cursor)` making a page's result. Modern pages are serialised on
 /// first use and kept with the snapshot; a legacy request (rare) gets its
 /// page built and shaped for its revision.
-pub(crate) fn list_page<T: Listed + Defined, R: serde::Serialize>(
+pub(crate) fn list_page<T: Listed + Defined + Ordered, R: serde::Serialize>(
     server: &Server,
     p: &Prepared,
     snapshot: &Snapshot<T>,
@@ -161,6 +162,23 @@ defined!(
     crate::resource::ResourceTemplate
 );
 
+/// An entry whose definition has properties to show in an order of their
+/// own: a tool's input, in declaration order (see `tool/order.rs`).
+pub(crate) trait Ordered {
+    fn property_order(&self) -> Option<&[Box<str>]> {
+        None
+    }
+}
+
+impl Ordered for crate::tool::Tool {
+    fn property_order(&self) -> Option<&[Box<str>]> {
+        self.inner.property_order.as_deref()
+    }
+}
+impl Ordered for crate::prompt::Prompt {}
+impl Ordered for crate::resource::Resource {}
+impl Ordered for crate::resource::ResourceTemplate {}
+
 /// What a list holds: named entries, which the resource server (feature
 /// `auth`) may also filter by scope.
 #[cfg(feature = "auth")]
@@ -175,7 +193,7 @@ impl<T: crate::registry::Named> Listed for T {}
 
 type Pages = std::sync::OnceLock<Vec<Box<RawValue>>>;
 
-fn list_items<T, R: serde::Serialize>(
+fn list_items<T: Ordered, R: serde::Serialize>(
     server: &Server,
     p: &Prepared,
     items: &[T],
@@ -199,21 +217,50 @@ fn list_items<T, R: serde::Serialize>(
             }
         },
     };
-    let page_of = |page: usize| {
+    let bounds = |page: usize| {
         let start = page * page_size;
-        let end = (start + page_size).min(items.len());
+        (start, (start + page_size).min(items.len()))
+    };
+    let page_of = |page: usize| {
+        let (start, end) = bounds(page);
         build(
             &items[start..end],
             (end < items.len()).then(|| encode_cursor(end)),
         )
     };
+    // The properties of a page's tools, in their declared order, where
+    // that is not the sorted order the definitions hold.
+    let orders = |page: usize| {
+        let (start, end) = bounds(page);
+        let orders: Vec<_> = items[start..end].iter().map(T::property_order).collect();
+        orders.iter().any(Option::is_some).then_some(orders)
+    };
     match (p.era.shape(), pages) {
         (Shape::Modern, Some(pages)) => {
-            let pages =
-                pages.get_or_init(|| (0..count).map(|page| to_raw(&page_of(page))).collect());
+            let pages = pages.get_or_init(|| {
+                (0..count)
+                    .map(|page| match orders(page) {
+                        Some(orders) => to_raw(&InOrder {
+                            page: &serde_json::to_value(page_of(page)).unwrap_or_default(),
+                            orders: &orders,
+                        }),
+                        None => to_raw(&page_of(page)),
+                    })
+                    .collect()
+            });
             Outcome::Complete(Reply::raw_result(&p.id, &pages[page]).into_body())
         }
-        (shape, _) => server.respond(shape, &p.id, &page_of(page)),
+        (shape, _) => match orders(page) {
+            Some(orders) => {
+                let value = serde_json::to_value(page_of(page)).unwrap_or_default();
+                let page = InOrder {
+                    page: &shape.result(value),
+                    orders: &orders,
+                };
+                Outcome::Complete(Reply::result(&p.id, &page).into_body())
+            }
+            None => server.respond(shape, &p.id, &page_of(page)),
+        },
     }
 }
 

@@ -13,6 +13,7 @@ mod macros;
 mod middleware;
 mod module_graph;
 mod mrtr;
+mod order;
 #[cfg(feature = "http")]
 mod tasks;
 #[cfg(feature = "macros")]

@@ -19,6 +19,13 @@ struct Move {
     comment: Option<String>,
 }
 
+/// `#[tool]`'s parameters, in the order of the function's.
+#[cfg(feature = "macros")]
+#[toolwire::tool]
+async fn place(zeta: String, alpha: u8) -> String {
+    format!("{zeta}{alpha}")
+}
+
 fn server() -> Server {
     let server = Server::new(ServerConfig::new("order-it", "0.0.0"));
     let moved = Tool::builder("move")
@@ -37,6 +44,10 @@ fn server() -> Server {
     for t in [moved, hand, sorted] {
         server.add_tool(t).expect("registered");
     }
+    #[cfg(feature = "macros")]
+    server
+        .add_tool(toolwire::tools![place].expect("place").remove(0))
+        .expect("registered");
     server
 }
 
@@ -106,6 +117,8 @@ async fn properties_are_listed_in_declaration_order_to_both_eras() {
         );
         assert_eq!(written_order(&line, "hand"), ["c", "a", "b"]);
         assert_eq!(written_order(&line, "sorted"), ["x", "y"]);
+        #[cfg(feature = "macros")]
+        assert_eq!(written_order(&line, "place"), ["zeta", "alpha"]);
     }
     // The definition the server holds and the list's value are unchanged.
     let listed: Value = {

@@ -134,7 +134,7 @@ pub(crate) struct UpstreamConfig {
     /// instead of the gateway's for every caller.
     pub(crate) per_subject: Option<PerSubjectConfig>,
     /// Forward the caller's own access token, when it names this upstream
-    /// in `aud` (the weaker option: see the README).
+    /// in `aud` (the weaker option: see the book's gateway chapter).
     #[serde(default)]
     pub(crate) passthrough: bool,
     /// The audience a passed-through token must name; the `url` by

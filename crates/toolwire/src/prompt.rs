@@ -11,7 +11,7 @@ use crate::handler::{
     RegistrationError,
 };
 use schemars::JsonSchema;
-use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -460,7 +460,7 @@ fn arguments_of<T: JsonSchema + DeserializeOwned>() -> Result<Vec<PromptArgument
     // The schema's properties are sorted by name; serde knows the order the
     // fields were declared in.
     let mut names: Vec<&String> = properties.keys().collect();
-    if let Some(order) = struct_fields::<T>() {
+    if let Some(order) = crate::tool::order::declared_fields::<T>() {
         names.sort_by_key(|n| order.iter().position(|f| f == n).unwrap_or(usize::MAX));
     }
     let mut out = Vec::with_capacity(names.len());
@@ -485,42 +485,6 @@ fn arguments_of<T: JsonSchema + DeserializeOwned>() -> Result<Vec<PromptArgument
         });
     }
     Ok(out)
-}
-
-/// The serialised field names of a struct deriving `Deserialize`, in
-/// declaration order; `None` for anything else.
-fn struct_fields<T: DeserializeOwned>() -> Option<&'static [&'static str]> {
-    let mut fields = None;
-    let _ = T::deserialize(FieldNames(&mut fields));
-    fields
-}
-
-/// A deserializer that only records the field list `deserialize_struct` is
-/// given, then stops.
-struct FieldNames<'a>(&'a mut Option<&'static [&'static str]>);
-
-impl<'de> Deserializer<'de> for FieldNames<'_> {
-    type Error = de::value::Error;
-
-    fn deserialize_any<V: Visitor<'de>>(self, _visitor: V) -> Result<V::Value, Self::Error> {
-        Err(de::Error::custom("not a struct"))
-    }
-
-    fn deserialize_struct<V: Visitor<'de>>(
-        self,
-        _name: &'static str,
-        fields: &'static [&'static str],
-        _visitor: V,
-    ) -> Result<V::Value, Self::Error> {
-        *self.0 = Some(fields);
-        Err(de::Error::custom("field names recorded"))
-    }
-
-    serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-        bytes byte_buf option unit unit_struct newtype_struct seq tuple
-        tuple_struct map enum identifier ignored_any
-    }
 }
 
 #[cfg(test)]

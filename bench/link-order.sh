@@ -67,6 +67,10 @@ for _ in 1 2 3; do
   post tools/call echo "$echo_call"
   post tools/call add "$add_call"
 done
+# Connections at once, as under load: what a busy server runs besides.
+export -f post
+export url echo_call
+seq 1 64 | xargs -P 32 -I{} bash -c 'post tools/call echo "$echo_call"'
 kill -TERM "$server"
 wait "$server" || true
 

@@ -881,6 +881,9 @@ struct StdioDriver {
     progress: Arc<AtomicU64>,
     writer: Option<std::thread::JoinHandle<()>>,
     watchdog_stop: Arc<AtomicBool>,
+    /// A cell is running: only then does silence count as a stall (the
+    /// servers of a suite are started together and wait their turn).
+    active: Arc<AtomicBool>,
 }
 
 impl StdioDriver {
@@ -926,7 +929,9 @@ impl StdioDriver {
         });
         let progress = Arc::new(AtomicU64::new(0));
         let watchdog_stop = Arc::new(AtomicBool::new(false));
+        let active = Arc::new(AtomicBool::new(false));
         {
+            let active = Arc::clone(&active);
             // A server that stops answering is killed after 10 s, so the
             // suite never hangs.
             let progress = Arc::clone(&progress);
@@ -937,7 +942,7 @@ impl StdioDriver {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(200));
                     let p = progress.load(Ordering::Relaxed);
-                    if p != last.0 {
+                    if p != last.0 || !active.load(Ordering::Relaxed) {
                         last = (p, Instant::now());
                     } else if p != u64::MAX && last.1.elapsed() > Duration::from_secs(10) {
                         eprintln!("    ! stdio server {pid} stalled for 10 s; killing it");
@@ -956,6 +961,7 @@ impl StdioDriver {
             progress,
             writer: Some(writer),
             watchdog_stop,
+            active,
         })
     }
 
@@ -972,6 +978,22 @@ impl StdioDriver {
         duration: Duration,
         max_requests: u64,
     ) -> io::Result<Measured> {
+        let pid = self.pid();
+        reset_hwm(pid);
+        self.active.store(true, Ordering::Relaxed);
+        let measured = self.run_cell(path, warmup, duration, max_requests, pid);
+        self.active.store(false, Ordering::Relaxed);
+        measured
+    }
+
+    fn run_cell(
+        &mut self,
+        path: Path,
+        warmup: Duration,
+        duration: Duration,
+        max_requests: u64,
+        pid: u32,
+    ) -> io::Result<Measured> {
         let k = self.sent_at.len();
         let bodies: Arc<Vec<Vec<u8>>> = Arc::new(
             (0..k)
@@ -982,8 +1004,6 @@ impl StdioDriver {
                 })
                 .collect(),
         );
-        let pid = self.pid();
-        reset_hwm(pid);
         let send = |slot: usize| {
             self.to_writer
                 .send(Some((slot, Arc::clone(&bodies))))

@@ -55,7 +55,8 @@ async function startHttp(command, args, pattern, ms = 30_000) {
     new Promise((resolve, reject) => {
       child.stderr.on('data', (chunk) => {
         err += String(chunk);
-        const m = err.match(pattern);
+        // Whole lines only: a chunk may end inside the URL.
+        const m = err.slice(0, err.lastIndexOf('\n') + 1).match(pattern);
         if (m) resolve(m[1]);
       });
       child.on('exit', (code) => reject(new Error(`the server exited (${code}):\n${err}`)));

@@ -42,7 +42,8 @@ async function startPrinting(cmd, args, from, pattern) {
     new Promise((resolve, reject) => {
       child[from].on('data', (chunk) => {
         seen += String(chunk);
-        const m = seen.match(pattern);
+        // Whole lines only: a chunk may end inside the URL.
+        const m = seen.slice(0, seen.lastIndexOf('\n') + 1).match(pattern);
         if (m) resolve(m[1] ?? m[0]);
       });
       child.on('exit', (code) => reject(new Error(`${cmd} exited (${code}) before printing:\n${errors}`)));

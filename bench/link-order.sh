@@ -74,9 +74,11 @@ seq 1 64 | xargs -P 32 -I{} bash -c 'post tools/call echo "$echo_call"'
 kill -TERM "$server"
 wait "$server" || true
 
-python3 - "$bin" "$out" "$work/stdio.cg" "$work/http.cg" <<'EOF'
+# What the names were taken from: bench/run.sh warns when it differs.
+stamp="# $(rustc --version), Cargo.lock $(sha256sum "$root/Cargo.lock" | cut -c1-16)"
+python3 - "$bin" "$out" "$stamp" "$work/stdio.cg" "$work/http.cg" <<'EOF'
 import re, sys
-binary, out, *files = sys.argv[1:]
+binary, out, stamp, *files = sys.argv[1:]
 names, seen = [], set()
 for path in files:
     ob = None
@@ -94,6 +96,7 @@ for path in files:
                 names.append(name)
 if len(names) < 500:
     sys.exit(f"only {len(names)} functions recorded: did the runs fail?")
-open(out, "w").write("\n".join(names) + "\n")
+# LLD reads "#" as a comment (and a mangled name has none).
+open(out, "w").write(stamp + "\n" + "\n".join(names) + "\n")
 print(f"{out}: {len(names)} functions", file=sys.stderr)
 EOF

@@ -40,6 +40,14 @@ nice -n 10 cargo build --release --bins 1>&2
 nice -n 10 cargo build --release --locked --manifest-path "$here/../Cargo.toml" -p toolwire-cli 1>&2
 test -x "$CARGO_TARGET_DIR/release/loadgen" || { echo "build failed" >&2; exit 1; }
 test -x "$CARGO_TARGET_DIR/release/toolwire" || { echo "build of the toolwire CLI failed" >&2; exit 1; }
+# The CLI's code layout (crates/toolwire-cli/link-order.txt) names symbols
+# of one toolchain and lock file: with others it has no effect, and
+# toolwire-cli's peak RSS is about twice what it should be.
+order="$here/../crates/toolwire-cli/link-order.txt"
+stamp="# $(rustc --version), Cargo.lock $(sha256sum "$here/../Cargo.lock" | cut -c1-16)"
+if [ "$(head -1 "$order" 2>/dev/null)" != "$stamp" ]; then
+  echo "warning: $order was recorded with '$(head -1 "$order" 2>/dev/null)', not '$stamp': run bench/link-order.sh" >&2
+fi
 
 {
   echo "== machine"

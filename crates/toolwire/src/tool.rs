@@ -472,10 +472,11 @@ impl<I, O> ToolBuilder<I, O> {
         self.declare::<T>().retype()
     }
 
+    /// The order `T` declares (none for a type that is not a plain struct),
+    /// replacing an earlier type's.
     fn declare<T: DeserializeOwned>(mut self) -> Self {
-        if let Some(fields) = order::declared_fields::<T>() {
-            self.declared = Some(fields.iter().map(|&f| f.to_owned()).collect());
-        }
+        self.declared = order::declared_fields::<T>()
+            .map(|fields| fields.iter().map(|&f| f.to_owned()).collect());
         self
     }
 

@@ -230,10 +230,15 @@ fn list_items<T: Ordered, R: serde::Serialize>(
     };
     // The properties of a page's tools, in their declared order, where
     // that is not the sorted order the definitions hold.
+    // (Nothing is allocated for a page without one: the usual case, and
+    // the one a legacy or narrowed list meets on every request.)
     let orders = |page: usize| {
         let (start, end) = bounds(page);
-        let orders: Vec<_> = items[start..end].iter().map(T::property_order).collect();
-        orders.iter().any(Option::is_some).then_some(orders)
+        let items = &items[start..end];
+        items
+            .iter()
+            .any(|t| t.property_order().is_some())
+            .then(|| items.iter().map(T::property_order).collect::<Vec<_>>())
     };
     match (p.era.shape(), pages) {
         (Shape::Modern, Some(pages)) => {

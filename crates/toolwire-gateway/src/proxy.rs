@@ -26,7 +26,7 @@ use toolwire::proto::types::{
 };
 use toolwire::{
     ClientError, Forwarded, HandlerError, HandlerOutput, InputRequired, Prompt, PromptArguments,
-    RegistrationError, RequestContext, RequestOptions, Tool, ToolCall, ToolResult,
+    RegistrationError, Relayed, RequestContext, RequestOptions, Tool, ToolCall, ToolResult,
 };
 
 /// The gateway's part of a `requestState`: which upstream the round belongs
@@ -159,19 +159,21 @@ async fn call_tool(
         call = call.with_request_state(s);
     }
     let outcome = tokio::select! {
-        r = client.call_tool_encoded(call) => r,
+        r = client.call_tool_relayed(call) => r,
         // Dropping the call cancels it upstream; the server sends nothing
         // downstream for a cancelled request.
         () = cx.cancelled() => return Err(HandlerError::failed("cancelled")),
     };
     match outcome {
-        Ok(ResultOrInputRequired::Complete(json)) => match tasks::created(link, &json) {
-            Some(created) => created,
-            None => Ok(Forwarded::Json(json)),
-        },
-        Ok(ResultOrInputRequired::InputRequired(ir)) => {
+        Ok(Relayed::Complete(json)) => Ok(Forwarded::Json(json)),
+        Ok(Relayed::Task(json)) => tasks::created(link, &json),
+        Ok(Relayed::InputRequired(ir)) => {
             Ok(ToolResult::InputRequired(relay_input(link, ir)).into())
         }
+        // `Relayed` may grow: what this gateway does not know it refuses.
+        Ok(_) => Err(HandlerError::failed(
+            "an upstream answer of an unknown kind",
+        )),
         Err(e) => failure(link, &client, e).map(|text| ToolResult::error_text(text).into()),
     }
 }

@@ -57,6 +57,7 @@ mod wire;
 #[cfg(test)]
 mod tests;
 
+pub use answer::Relayed;
 pub use builder::ClientBuilder;
 pub use era::{ProtocolEra, ProtocolMode};
 pub use error::ClientError;
@@ -375,6 +376,9 @@ impl Client {
     /// `CreateTaskResult` (`resultType: "task"`), as the server sent it,
     /// not followed: the intermediary passes it on.
     ///
+    /// [`call_tool_relayed`](Self::call_tool_relayed) says which of the
+    /// two a complete answer is, from the scan that read it.
+    ///
     /// # Errors
     ///
     /// As [`call_tool_once`](Self::call_tool_once).
@@ -382,7 +386,22 @@ impl Client {
         &self,
         call: ToolCall,
     ) -> Result<ResultOrInputRequired<Box<serde_json::value::RawValue>>, ClientError> {
-        self.call_tool_encoded_inner(call).await
+        Ok(match self.call_tool_relayed_inner(call).await? {
+            Relayed::Complete(raw) | Relayed::Task(raw) => ResultOrInputRequired::Complete(raw),
+            Relayed::InputRequired(r) => ResultOrInputRequired::InputRequired(r),
+        })
+    }
+
+    /// [`call_tool_encoded`](Self::call_tool_encoded), with a task handle
+    /// told apart from a complete result: the one scan of the result that
+    /// reads its `resultType` decides, so an intermediary need not read
+    /// the result again to know what it passes on.
+    ///
+    /// # Errors
+    ///
+    /// As [`call_tool_once`](Self::call_tool_once).
+    pub async fn call_tool_relayed(&self, call: ToolCall) -> Result<Relayed, ClientError> {
+        self.call_tool_relayed_inner(call).await
     }
 
     /// Every prompt, walking all pages of `prompts/list` (each page cached).
@@ -475,7 +494,9 @@ impl Client {
             .drive(MethodInfo::of::<M>(), params, &options, true)
             .await?
         {
-            mrtr::Driven::Complete(v) => v.parse(M::METHOD).map(ResultOrInputRequired::Complete),
+            mrtr::Driven::Complete(v, _) | mrtr::Driven::Task(v) => {
+                v.parse(M::METHOD).map(ResultOrInputRequired::Complete)
+            }
             mrtr::Driven::InputRequired(r) => Ok(ResultOrInputRequired::InputRequired(r)),
         }
     }
@@ -505,7 +526,7 @@ impl Client {
             .drive(MethodInfo::of::<M>(), params, options, false)
             .await?
         {
-            mrtr::Driven::Complete(v) => v.parse(M::METHOD),
+            mrtr::Driven::Complete(v, _) | mrtr::Driven::Task(v) => v.parse(M::METHOD),
             mrtr::Driven::InputRequired(r) => Err(ClientError::InputRequired(Box::new(r))),
         }
     }

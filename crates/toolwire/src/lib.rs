@@ -105,8 +105,8 @@ pub use client::auth as oauth;
 #[cfg(feature = "client")]
 pub use client::{
     ChangeNotification, Client, ClientBuilder, ClientError, InputError, InputHandler,
-    MAX_PENDING_NOTIFICATIONS, ProtocolEra, ProtocolMode, RequestOptions, Started, Subscription,
-    TaskHandle, ToolCall,
+    MAX_PENDING_NOTIFICATIONS, ProtocolEra, ProtocolMode, Relayed, RequestOptions, Started,
+    Subscription, TaskHandle, ToolCall,
 };
 pub use completion::{Completer, CompletionRequest, IntoCompletion, MAX_COMPLETION_VALUES};
 pub use context::{CallerToken, RequestContext};

@@ -28,19 +28,10 @@ struct Route {
     t: String,
 }
 
-/// An upstream's answer to a forwarded call as a task to pass on, if it is
-/// one (`resultType: "task"`); an error if it claims to be one and is not.
-pub(super) fn created(link: &Link, json: &RawValue) -> Option<Result<Forwarded, HandlerError>> {
-    #[derive(Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "resultType", borrow)]
-        result_type: Option<&'a str>,
-    }
-    let kind: Kind<'_> = serde_json::from_str(json.get()).ok()?;
-    if kind.result_type != Some("task") {
-        return None;
-    }
-    Some(match serde_json::from_str::<CreateTaskResult>(json.get()) {
+/// An upstream's task handle (`resultType: "task"`, as the client's scan
+/// found) as a task to pass on; an error if it is not a `CreateTaskResult`.
+pub(super) fn created(link: &Link, json: &RawValue) -> Result<Forwarded, HandlerError> {
+    match serde_json::from_str::<CreateTaskResult>(json.get()) {
         Ok(created) => {
             let route = Route {
                 u: link.name().to_owned(),
@@ -55,7 +46,7 @@ pub(super) fn created(link: &Link, json: &RawValue) -> Option<Result<Forwarded, 
             "upstream {:?} answered with a malformed CreateTaskResult: {e}",
             link.name()
         )))),
-    })
+    }
 }
 
 /// Answers `tasks/*` for the tasks passed through, by their route.

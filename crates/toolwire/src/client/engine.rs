@@ -2,7 +2,7 @@
 //! round trip with its notifications, the retries after `-32022` and
 //! `-32020`, and the cache in front of cacheable methods.
 
-use super::answer::{Answer, Kind, result_kind, to_value};
+use super::answer::{Answer, Kind, Members, Relayed, result_kind, to_value};
 use super::cache::{Hit, Invalidation};
 use super::error::ClientError;
 use super::listen::Subscription;
@@ -459,7 +459,7 @@ impl Client {
     ) -> Result<ResultOrInputRequired<CallToolResult>, ClientError> {
         let (tool, driven) = self.drive_call(call, manual).await?;
         let v = match driven {
-            mrtr::Driven::Complete(v) => v,
+            mrtr::Driven::Complete(v, _) | mrtr::Driven::Task(v) => v,
             mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
         };
         let result: CallToolResult = v.parse(CallToolRequest::METHOD)?;
@@ -471,40 +471,49 @@ impl Client {
 
     /// One round of `tools/call` whose complete result stays the JSON the
     /// server sent, checked only to be a complete result with a `content`
-    /// array.
-    pub(crate) async fn call_tool_encoded_inner(
+    /// array; a task handle is passed on as it came.
+    pub(crate) async fn call_tool_relayed_inner(
         &self,
         call: ToolCall,
-    ) -> Result<ResultOrInputRequired<Box<RawValue>>, ClientError> {
-        /// What is checked of a result passed on encoded.
-        #[derive(serde::Deserialize)]
-        #[allow(dead_code, reason = "read only to check the shape")]
-        struct Shape {
-            content: Option<Vec<serde::de::IgnoredAny>>,
-            #[serde(rename = "isError")]
-            is_error: Option<bool>,
-            #[serde(rename = "resultType")]
-            result_type: Option<String>,
-        }
+    ) -> Result<Relayed, ClientError> {
         let mut call = call;
         // A task is passed on, not followed.
         call.options.detach_task = true;
-        let raw = match self.drive_call(call, true).await?.1 {
-            mrtr::Driven::Complete(Answer::Raw(raw)) => raw,
-            mrtr::Driven::Complete(Answer::Value(v)) => serde_json::value::to_raw_value(&v)
-                .map_err(|e| ClientError::Protocol(format!("unencodable result: {e}")))?,
-            mrtr::Driven::InputRequired(r) => return Ok(ResultOrInputRequired::InputRequired(r)),
+        let (raw, members) = match self.drive_call(call, true).await?.1 {
+            mrtr::Driven::Complete(Answer::Raw(raw), members) => (raw, members),
+            mrtr::Driven::Complete(Answer::Value(v), _) => (encode_result(&v)?, None),
+            // Only a request that declared the extension gets here with a
+            // task (`drive_call` refuses one otherwise).
+            mrtr::Driven::Task(Answer::Raw(raw)) => return Ok(Relayed::Task(raw)),
+            mrtr::Driven::Task(Answer::Value(v)) => return Ok(Relayed::Task(encode_result(&v)?)),
+            mrtr::Driven::InputRequired(r) => return Ok(Relayed::InputRequired(r)),
         };
         let malformed =
             |e| ClientError::Protocol(format!("malformed {} result: {e}", CallToolRequest::METHOD));
-        let shape = serde_json::from_str::<Shape>(raw.get()).map_err(malformed)?;
-        match (shape.result_type.as_deref(), &shape.content) {
-            // Only a request that declared the extension gets here with a
-            // task (`drive_call` refuses one otherwise).
-            (Some("task"), _) => return Ok(ResultOrInputRequired::Complete(raw)),
-            (_, None) => return Err(malformed(serde::de::Error::missing_field("content"))),
-            (Some(_), Some(_)) => return Ok(ResultOrInputRequired::Complete(raw)),
-            (None, Some(_)) => {}
+        // The scan that read the kind read these members too; a result it
+        // could not read that way (or a cached `Value`) is checked again.
+        let (typed, content) = match members.filter(Members::well_typed) {
+            Some(m) => (m.result_type().is_some(), m.has_content()),
+            None => {
+                /// What is checked of a result passed on encoded.
+                #[derive(serde::Deserialize)]
+                struct Shape {
+                    content: Option<Vec<serde::de::IgnoredAny>>,
+                    #[serde(rename = "isError")]
+                    #[allow(dead_code, reason = "read only to check its type")]
+                    is_error: Option<bool>,
+                    #[serde(rename = "resultType")]
+                    result_type: Option<String>,
+                }
+                let shape = serde_json::from_str::<Shape>(raw.get()).map_err(malformed)?;
+                (shape.result_type.is_some(), shape.content.is_some())
+            }
+        };
+        if !content {
+            return Err(malformed(serde::de::Error::missing_field("content")));
+        }
+        if typed {
+            return Ok(Relayed::Complete(raw));
         }
         // A legacy server (or a careless one) leaves `resultType` out; what
         // is passed on is a whole result of this revision.
@@ -513,7 +522,7 @@ impl Client {
             o.insert("resultType".into(), Value::from("complete"));
         }
         serde_json::value::to_raw_value(&v)
-            .map(ResultOrInputRequired::Complete)
+            .map(Relayed::Complete)
             .map_err(malformed)
     }
 
@@ -748,4 +757,10 @@ pub(crate) fn check_output(tool: &KnownTool, result: &CallToolResult) -> Result<
             tool: name(),
             message,
         })
+}
+
+/// A result kept as a `Value` (from the cache), encoded to be passed on.
+fn encode_result(v: &Value) -> Result<Box<RawValue>, ClientError> {
+    serde_json::value::to_raw_value(v)
+        .map_err(|e| ClientError::Protocol(format!("unencodable result: {e}")))
 }

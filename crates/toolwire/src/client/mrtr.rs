@@ -7,7 +7,7 @@
 //! Spec: basic/patterns/mrtr.mdx
 
 use super::Client;
-use super::answer::{Answer, Kind};
+use super::answer::{Answer, Kind, Members};
 use super::error::ClientError;
 use super::method::MethodInfo;
 use super::options::RequestOptions;
@@ -21,8 +21,10 @@ use toolwire_proto::types::{
 /// How a driven request ended.
 #[derive(Debug)]
 pub(crate) enum Driven {
-    /// A complete result.
-    Complete(Answer),
+    /// A complete result, with the members its scan read (a raw result's).
+    Complete(Answer, Option<Members>),
+    /// A task handle, passed on rather than followed (`detach_task`).
+    Task(Answer),
     /// Manual mode, or no input handlers at all: the caller decides.
     InputRequired(InputRequiredResult),
 }
@@ -80,8 +82,9 @@ impl Client {
             } else {
                 Answer::Raw(self.request_raw(method, &params, options).await?)
             };
-            let input_required = match answer.kind()? {
-                Kind::Complete => return Ok(Driven::Complete(answer)),
+            let (kind, members) = answer.scan();
+            let input_required = match kind? {
+                Kind::Complete => return Ok(Driven::Complete(answer, members)),
                 Kind::InputRequired => parse_input_required(method, answer)?,
                 // Spec: extensions/tasks#capability-negotiation — only a
                 // client that declared the extension takes a task handle,
@@ -91,7 +94,7 @@ impl Client {
                         && method.name == CallToolRequest::METHOD
                         && options.detach_task =>
                 {
-                    return Ok(Driven::Complete(answer));
+                    return Ok(Driven::Task(answer));
                 }
                 Kind::Task
                     if self.declares_tasks(options) && method.name == CallToolRequest::METHOD =>
@@ -99,7 +102,7 @@ impl Client {
                     return self
                         .follow_task(answer, options)
                         .await
-                        .map(Driven::Complete);
+                        .map(|answer| Driven::Complete(answer, None));
                 }
                 Kind::Task => return Err(ClientError::UnknownResultType("task".into())),
             };

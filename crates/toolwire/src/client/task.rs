@@ -7,7 +7,7 @@
 //! Spec: extensions/tasks#task-polling
 
 use super::Client;
-use super::answer::{Answer, Kind};
+use super::answer::Answer;
 use super::error::ClientError;
 use super::method::MethodInfo;
 use super::options::RequestOptions;
@@ -220,18 +220,18 @@ impl Client {
         let tool = call.name.clone();
         let (_, driven) = self.drive_call(call, false).await?;
         let answer = match driven {
-            super::mrtr::Driven::Complete(answer) => answer,
+            super::mrtr::Driven::Complete(answer, _) => answer,
+            super::mrtr::Driven::Task(answer) => {
+                let created: CreateTaskResult = answer.parse("tools/call")?;
+                let mut handle = self.task(created.task.info.task_id);
+                handle.poll = interval(created.task.info.poll_interval_ms);
+                handle.tool = Some(tool);
+                return Ok(Started::Task(handle));
+            }
             super::mrtr::Driven::InputRequired(r) => {
                 return Err(ClientError::InputRequired(Box::new(r)));
             }
         };
-        if matches!(answer.kind(), Ok(Kind::Task)) {
-            let created: CreateTaskResult = answer.parse("tools/call")?;
-            let mut handle = self.task(created.task.info.task_id);
-            handle.poll = interval(created.task.info.poll_interval_ms);
-            handle.tool = Some(tool);
-            return Ok(Started::Task(handle));
-        }
         Ok(Started::Done(answer.parse("tools/call")?))
     }
 }

@@ -666,6 +666,70 @@ async fn encoded_results_are_passed_on_as_written() {
     );
 }
 
+/// `call_tool_relayed` says from its one scan whether a result is a task
+/// handle or a complete result, passes both on as written, and checks a
+/// complete one's members (`isError` must be a boolean).
+#[tokio::test]
+async fn relayed_results_tell_a_task_from_a_complete_result() {
+    let fake = FakeStdio::start(ClientBuilder::new().with_tasks(), move |req| {
+        let name = req["params"]["name"].as_str().unwrap_or_default();
+        match (req["method"].as_str(), name) {
+            (Some("tools/list"), _) => vec![result(req, tools_page(json!([]), 0))],
+            (Some("tools/call"), "slow") => vec![result(
+                req,
+                json!({"resultType": "task", "taskId": "tR", "status": "working",
+                       "createdAt": "2026-12-01T00:00:00Z", "lastUpdatedAt": "2026-12-01T00:00:00Z",
+                       "ttlMs": 60000}),
+            )],
+            (Some("tools/call"), "quick") => vec![result(
+                req,
+                json!({"resultType": "complete", "content": [], "isError": false}),
+            )],
+            _ => vec![result(
+                req,
+                json!({"resultType": "complete", "content": [], "isError": "yes"}),
+            )],
+        }
+    });
+    let c = &fake.client;
+    let Ok(crate::client::Relayed::Task(raw)) = c.call_tool_relayed(ToolCall::new("slow")).await
+    else {
+        panic!("a task handle");
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(raw.get()).expect("json")["taskId"],
+        "tR"
+    );
+    let Ok(crate::client::Relayed::Complete(raw)) =
+        c.call_tool_relayed(ToolCall::new("quick")).await
+    else {
+        panic!("a complete result");
+    };
+    assert_eq!(
+        serde_json::from_str::<Value>(raw.get()).expect("json")["isError"],
+        false
+    );
+    // `call_tool_encoded` passes a task handle on as a complete answer.
+    let Ok(toolwire_proto::types::ResultOrInputRequired::Complete(raw)) =
+        c.call_tool_encoded(ToolCall::new("slow")).await
+    else {
+        panic!("passed on");
+    };
+    assert!(
+        raw.get().contains(r#""resultType":"task""#),
+        "{}",
+        raw.get()
+    );
+    let err = c
+        .call_tool_relayed(ToolCall::new("flagged"))
+        .await
+        .expect_err("isError is not a boolean");
+    assert!(
+        err.to_string().contains("malformed tools/call result"),
+        "{err}"
+    );
+}
+
 /// Spec: server/tools.mdx#output-schema — a task's result is checked
 /// against the tool's `outputSchema` like a plain call's, when the handle
 /// knows the tool (`start_tool`); a handle from a bare id cannot.

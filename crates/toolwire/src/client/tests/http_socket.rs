@@ -266,3 +266,94 @@ async fn arguments_are_checked_here_unless_the_caller_checked_them_already() {
         "sent, and refused by the server: {err}"
     );
 }
+
+/// A TCP relay in front of `url`'s server that counts the connections it
+/// accepts and can cut every one of them.
+struct Relay {
+    url: String,
+    accepted: Arc<std::sync::atomic::AtomicUsize>,
+    cut: Arc<tokio::sync::Notify>,
+}
+
+async fn relay(upstream: &str) -> Relay {
+    let target = upstream
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let cut = Arc::new(tokio::sync::Notify::new());
+    let (count, cut_all) = (Arc::clone(&accepted), Arc::clone(&cut));
+    tokio::spawn(async move {
+        while let Ok((mut down, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let target = target.clone();
+            let cut = Arc::clone(&cut_all);
+            tokio::spawn(async move {
+                let Ok(mut up) = tokio::net::TcpStream::connect(target).await else {
+                    return;
+                };
+                tokio::select! {
+                    _ = tokio::io::copy_bidirectional(&mut down, &mut up) => {}
+                    () = cut.notified() => {}
+                }
+            });
+        }
+    });
+    Relay {
+        url: format!("http://{addr}/mcp"),
+        accepted,
+        cut,
+    }
+}
+
+/// Spec: basic/transports/streamable-http.mdx — requests are independent
+/// POSTs; the transport keeps its connection between them, and one the
+/// server closed while it sat unused is replaced without the caller seeing
+/// it.
+#[tokio::test]
+async fn posts_share_a_kept_connection_and_outlive_its_close() {
+    let server = server(60_000, Arc::default());
+    let relay = relay(&serve(&server).await).await;
+    let c = ClientBuilder::new()
+        .connect_http(&relay.url)
+        .expect("client");
+    for i in 0..5 {
+        let r = c
+            .call_tool("echo", json!({"text": format!("n{i}")}))
+            .await
+            .expect("echo");
+        assert_eq!(text(&r), format!("n{i}"));
+    }
+    assert_eq!(
+        relay.accepted.load(Ordering::SeqCst),
+        1,
+        "one connection for all"
+    );
+    relay.cut.notify_waiters();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let r = c
+        .call_tool("echo", json!({"text": "again"}))
+        .await
+        .expect("after the cut");
+    assert_eq!(text(&r), "again");
+    assert_eq!(relay.accepted.load(Ordering::SeqCst), 2, "a new connection");
+    // Calls at once each take a connection of their own, then share them.
+    let calls = (0..4).map(|i| c.call_tool("echo", json!({"text": format!("c{i}")})));
+    for r in futures_util::future::join_all(calls).await {
+        assert!(text(&r.expect("echo")).starts_with('c'));
+    }
+    let opened = relay.accepted.load(Ordering::SeqCst);
+    assert!((2..=6).contains(&opened), "{opened}");
+    for _ in 0..4 {
+        c.call_tool("echo", json!({"text": "x"}))
+            .await
+            .expect("echo");
+    }
+    assert_eq!(
+        relay.accepted.load(Ordering::SeqCst),
+        opened,
+        "kept ones reused"
+    );
+}

@@ -22,6 +22,7 @@
 //!
 //! Spec: basic/transports/streamable-http.mdx
 
+mod direct;
 mod legacy_sse;
 
 use super::sse::SseParser;
@@ -31,6 +32,7 @@ use super::{
 use crate::client::error::ClientError;
 use crate::outbound::{self, HttpClient};
 use bytes::{Bytes, BytesMut};
+use direct::Direct;
 use futures_util::future::BoxFuture;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::{HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
@@ -61,6 +63,8 @@ type Hyper = HttpClient;
 
 pub(crate) struct HttpTransport {
     client: Hyper,
+    /// The POSTs' connections, for an `http://` endpoint (`http/direct.rs`).
+    direct: Option<Direct>,
     uri: Uri,
     authorization: RwLock<Option<HeaderValue>>,
     extra_headers: Vec<(HeaderName, HeaderValue)>,
@@ -114,6 +118,7 @@ impl HttpTransport {
         let client = outbound::client(uri.scheme_str() == Some("https"), extra_cas)?;
         Ok(Self {
             client,
+            direct: Direct::for_uri(&uri),
             uri,
             authorization: RwLock::new(None),
             extra_headers,
@@ -191,19 +196,23 @@ impl HttpTransport {
                     }
                     req
                 });
-                async move {
-                    self.client
-                        .request(request?)
-                        .await
-                        .map_err(|e| self.failed(&e))
-                }
+                async move { self.post(request?).await }
             })
             .await;
         }
-        self.client
-            .request(build()?)
-            .await
-            .map_err(|e| self.failed(&e))
+        self.post(build()?).await
+    }
+
+    /// Sends a POST: on the transport's own connections for `http://`, on
+    /// hyper_util's pooled client otherwise.
+    async fn post(&self, req: Request<Full<Bytes>>) -> Result<hyper::Response<Body>, ClientError> {
+        match &self.direct {
+            Some(direct) => direct
+                .send(req)
+                .await
+                .map_err(|e| ClientError::Transport(format!("{}: {e}", self.uri))),
+            None => self.client.request(req).await.map_err(|e| self.failed(&e)),
+        }
     }
 
     /// A request's POST, its headers set directly (no builder: this is

@@ -6,6 +6,13 @@
 #
 #   bench/link-order.sh           builds the CLI in release (CARGO_TARGET_DIR
 #                                 or bench/target), then records
+#   bench/link-order.sh bench-toolwire
+#                                 the same for the library's benchmark server,
+#                                 into bench/results/link-order-bench-toolwire.txt,
+#                                 then links an ordered copy of it beside the
+#                                 plain one (release/bench-toolwire-ordered): what
+#                                 a server built on the library gets by taking
+#                                 the same two steps (BENCHMARKS.md)
 #
 # Why: a page fault on the binary's code maps the 64 KB around it (the
 # kernel's fault-around), and the code a request needs was spread over the
@@ -24,8 +31,24 @@ out="$root/crates/toolwire-cli/link-order.txt"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-nice -n 10 cargo build --release --locked --manifest-path "$root/Cargo.toml" -p toolwire-cli 1>&2
-bin="$CARGO_TARGET_DIR/release/toolwire"
+which="${1:-cli}"
+case "$which" in
+  cli)
+    nice -n 10 cargo build --release --locked --manifest-path "$root/Cargo.toml" -p toolwire-cli 1>&2
+    bin="$CARGO_TARGET_DIR/release/toolwire"
+    stdio_args=(serve)
+    http_args=(serve --http 127.0.0.1:0)
+    ;;
+  bench-toolwire)
+    out="$here/results/link-order-bench-toolwire.txt"
+    mkdir -p "$here/results"
+    (cd "$here" && nice -n 10 cargo build --release --locked --bin bench-toolwire 1>&2)
+    bin="$CARGO_TARGET_DIR/release/bench-toolwire"
+    stdio_args=(--stdio)
+    http_args=(--http 127.0.0.1:0)
+    ;;
+  *) echo "usage: bench/link-order.sh [cli|bench-toolwire]" >&2; exit 2 ;;
+esac
 
 meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
 list="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{$meta}}"
@@ -41,17 +64,18 @@ grind() { # output-file, then the command
 
 echo "== stdio" >&2
 printf '%s\n%s\n%s\n' "$list" "$echo_call" "$add_call" |
-  grind "$work/stdio.cg" "$bin" serve >/dev/null 2>"$work/stdio.log"
+  grind "$work/stdio.cg" "$bin" "${stdio_args[@]}" >/dev/null 2>"$work/stdio.log"
 
 echo "== http" >&2
 # valgrind itself in the background (not a function's subshell), so that
 # SIGTERM reaches the server, which shuts down and lets callgrind write.
 valgrind --tool=callgrind --demangle=no --compress-strings=no \
-  --callgrind-out-file="$work/http.cg" "$bin" serve --http 127.0.0.1:0 >/dev/null 2>"$work/http.log" &
+  --callgrind-out-file="$work/http.cg" "$bin" "${http_args[@]}" >"$work/http.out" 2>"$work/http.log" &
 server=$!
 url=""
 for _ in $(seq 1 300); do
   url=$(sed -n 's|.*serving MCP at \(http:[^ ]*/mcp\).*|\1|p' "$work/http.log" | head -1)
+  [ -n "$url" ] || url=$(awk '/^listening /{print "http://" $2 "/mcp"}' "$work/http.out" | head -1)
   [ -n "$url" ] && break
   sleep 0.1
 done
@@ -100,3 +124,14 @@ if len(names) < 500:
 open(out, "w").write(stamp + "\n" + "\n".join(names) + "\n")
 print(f"{out}: {len(names)} functions", file=sys.stderr)
 EOF
+
+if [ "$which" = bench-toolwire ]; then
+  # Only the benchmark binary's own link gets the option: its dependencies
+  # are reused as built.
+  (cd "$here" && nice -n 10 cargo rustc --release --locked --bin bench-toolwire -- \
+    -C link-arg=-Wl,--symbol-ordering-file="$out" -C link-arg=-Wl,--no-warn-symbol-ordering 1>&2)
+  mv "$bin" "$bin-ordered"
+  # The plain binary back, as bench/run.sh measures it.
+  (cd "$here" && nice -n 10 cargo build --release --locked --bin bench-toolwire 1>&2)
+  echo "ordered copy: $bin-ordered" >&2
+fi

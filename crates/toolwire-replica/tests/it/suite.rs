@@ -253,8 +253,10 @@ pub(crate) async fn shared_tools_are_applied_before_their_list_changed(engine: E
     assert!(tb.define("greet", json!({"text": "other"})).await.is_err());
     assert!(ta.define("bad", json!({"no": "text"})).await.is_err());
 
-    tb.undefine("greet").await.expect("undefine");
+    // Listening before the change: its list_changed can reach `a` before
+    // `undefine` has returned here.
     let mut at_a = ra.subscribe();
+    tb.undefine("greet").await.expect("undefine");
     until(&mut at_a, &ListChanged::Tools.into()).await;
     assert!(a.tool("greet").is_none(), "removed before the list_changed");
     assert!(ta.undefine("greet").await.is_err());

@@ -19,6 +19,7 @@ mod gateway_storm;
 mod gateway_tasks;
 mod guard;
 mod layers;
+mod linked;
 mod listen;
 mod mrtr;
 #[cfg(feature = "otel")]

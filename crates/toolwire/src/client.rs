@@ -71,6 +71,7 @@ use input::InputHandlers;
 use method::MethodInfo;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -122,6 +123,10 @@ struct Inner {
     info: Option<Value>,
     capabilities: ClientCapabilities,
     capabilities_json: Value,
+    /// `capabilities_json` and `info` as the wire has them: written into
+    /// every request's `_meta` as they are, not serialized each time.
+    capabilities_raw: Box<RawValue>,
+    info_raw: Option<Box<RawValue>>,
     handlers: InputHandlers,
     versions: Vec<String>,
     version: RwLock<String>,
@@ -186,6 +191,10 @@ impl Client {
             .info
             .as_ref()
             .and_then(|i| serde_json::to_value(i).ok());
+        let raw = |v: &Value| serde_json::value::to_raw_value(v).ok();
+        // Serializing a `Value` cannot fail.
+        let capabilities_raw = raw(&capabilities_json).unwrap_or_default();
+        let info_raw = info.as_ref().and_then(raw);
         let version = builder.versions.first().cloned().unwrap_or_default();
         let (inbound_tx, inbound_rx) = mpsc::unbounded_channel();
         if let Some(sink) = transport.inbound() {
@@ -199,6 +208,8 @@ impl Client {
                 info,
                 capabilities,
                 capabilities_json,
+                capabilities_raw,
+                info_raw,
                 handlers: builder.handlers,
                 versions: builder.versions,
                 version: RwLock::new(version),

@@ -125,10 +125,10 @@ impl Client {
     /// was built [`with_tasks`](crate::ClientBuilder::with_tasks).
     fn declares_tasks(&self, options: &RequestOptions) -> bool {
         match &options.capabilities {
-            Some(caps) => caps
-                .get("extensions")
-                .and_then(|e| e.get(toolwire_proto::types::TASKS_EXTENSION))
-                .is_some(),
+            Some(declared) => declared
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(toolwire_proto::types::TASKS_EXTENSION)),
             None => self.inner.tasks,
         }
     }

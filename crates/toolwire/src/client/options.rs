@@ -23,7 +23,9 @@ pub struct RequestOptions {
     pub(crate) meta: Map<String, Value>,
     pub(crate) timeout: Option<Duration>,
     /// Sent as `clientCapabilities` instead of the client's own.
-    pub(crate) capabilities: Option<Value>,
+    /// Kept typed, and serialized straight into the request: a map of
+    /// values in between would cost more than it saves.
+    pub(crate) capabilities: Option<Box<ClientCapabilities>>,
     pub(crate) max_time: Option<Duration>,
     /// A `tools/call` that becomes a task returns its handle instead of
     /// following it ([`Client::start_tool`](crate::Client::start_tool)).
@@ -107,7 +109,7 @@ impl RequestOptions {
     /// ignores this.
     #[must_use]
     pub fn with_client_capabilities(mut self, capabilities: &ClientCapabilities) -> Self {
-        self.capabilities = serde_json::to_value(capabilities).ok();
+        self.capabilities = Some(Box::new(capabilities.clone()));
         self
     }
 

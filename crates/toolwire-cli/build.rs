@@ -75,37 +75,32 @@ fn links_with_default_lld() -> bool {
         return false;
     }
     let rustc = env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
-    let Ok(out) = Command::new(rustc).arg("--version").output() else {
-        return false;
-    };
     // "rustc 1.95.0 (59807616e 2026-04-14)"
-    let version = String::from_utf8_lossy(&out.stdout);
-    let mut numbers = version
+    version_of(&rustc, "--version") >= (1, 90)
+}
+
+/// Whether the glibc the binary is linked against loads packed relative
+/// relocations (2.36 or later). Only a native build is asked: the host's
+/// glibc is the target's then.
+fn glibc_has_relr() -> bool {
+    if env::var("HOST").ok() != env::var("TARGET").ok() {
+        return false;
+    }
+    version_of("getconf", "GNU_LIBC_VERSION") >= (2, 36)
+}
+
+/// The major and minor version `program arg` prints as its second word
+/// ("rustc 1.95.0 (…)", "glibc 2.36"); `(0, 0)` when it cannot be read.
+fn version_of(program: &str, arg: &str) -> (u32, u32) {
+    let Ok(out) = Command::new(program).arg(arg).output() else {
+        return (0, 0);
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut numbers = text
         .split_whitespace()
         .nth(1)
         .unwrap_or_default()
         .split(['.', '-'])
         .map(|n| n.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    (major, minor) >= (1, 90)
-}
-
-/// Whether the glibc the binary is linked against loads packed relative
-/// relocations (2.36 or later). Only a native build is asked: the host's
-/// glibc is the target's then. `getconf GNU_LIBC_VERSION` says
-/// "glibc 2.36".
-fn glibc_has_relr() -> bool {
-    if env::var("HOST").ok() != env::var("TARGET").ok() {
-        return false;
-    }
-    let Ok(out) = Command::new("getconf").arg("GNU_LIBC_VERSION").output() else {
-        return false;
-    };
-    let text = String::from_utf8_lossy(&out.stdout);
-    let Some(version) = text.trim().strip_prefix("glibc ") else {
-        return false;
-    };
-    let mut numbers = version.split('.').map(|n| n.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
-    (major, minor) >= (2, 36)
+    (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0))
 }

@@ -120,11 +120,10 @@ pub struct Client {
 struct Inner {
     transport: Arc<dyn Transport>,
     kind: TransportKind,
-    info: Option<Value>,
     capabilities: ClientCapabilities,
-    capabilities_json: Value,
-    /// `capabilities_json` and `info` as the wire has them: written into
-    /// every request's `_meta` as they are, not serialized each time.
+    /// The client's capabilities and `clientInfo` as the wire has them:
+    /// written into every request's `_meta` as they are, not serialized
+    /// each time (the legacy `initialize` reads them back).
     capabilities_raw: Box<RawValue>,
     info_raw: Option<Box<RawValue>>,
     handlers: InputHandlers,
@@ -205,9 +204,7 @@ impl Client {
             inner: Arc::new(Inner {
                 kind,
                 transport,
-                info,
                 capabilities,
-                capabilities_json,
                 capabilities_raw,
                 info_raw,
                 handlers: builder.handlers,

@@ -281,9 +281,16 @@ impl Client {
             options = options.with_timeout(t);
         }
         self.inner.transport.reset_session();
-        let info = self.inner.info.clone().unwrap_or_else(
-            || json!({"name": "toolwire-client", "version": env!("CARGO_PKG_VERSION")}),
-        );
+        let info = self
+            .inner
+            .info_raw
+            .as_deref()
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_else(
+                || json!({"name": "toolwire-client", "version": env!("CARGO_PKG_VERSION")}),
+            );
+        let capabilities: Value = serde_json::from_str(self.inner.capabilities_raw.get())
+            .unwrap_or_else(|_| Value::Object(Map::new()));
         let ours: Vec<String> = LEGACY_PROTOCOL_VERSIONS.map(str::to_owned).to_vec();
         let mut refused = None;
         let mut tried_sse = false;
@@ -291,7 +298,7 @@ impl Client {
         while let Some(&&asked) = versions.peek() {
             let mut params = Map::new();
             params.insert("protocolVersion".into(), Value::from(asked));
-            params.insert("capabilities".into(), self.inner.capabilities_json.clone());
+            params.insert("capabilities".into(), capabilities.clone());
             params.insert("clientInfo".into(), info.clone());
             let result = self
                 .round(

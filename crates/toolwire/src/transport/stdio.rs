@@ -26,7 +26,7 @@ use crate::server::{
     Accepted, Dispatch, LegacySession, NotificationEffect, Prepared, Reply, Server, Subscription,
     SubscriptionFrame,
 };
-use bytes::Bytes;
+use bytes::{BufMut, Bytes, BytesMut};
 use futures_util::FutureExt as _;
 use std::collections::HashMap;
 use std::future::Future;
@@ -233,12 +233,21 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
 
+    let mut replies = Replies::new(out_tx.clone());
+
     let closing = server.inner.closing.clone();
     let mut shutting_down = false;
     loop {
+        // Replies gathered so far go to the writer before the reader can
+        // wait: for the client's next line, or for the writer to drain.
+        let buffered = memchr::memchr(b'\n', reader.buffer()).is_some();
+        if !buffered {
+            replies.flush();
+        }
         // Backpressure: while the client leaves too much output unread,
         // read nothing more from it.
         while gauge.queued() > MAX_QUEUED_OUTPUT_BYTES {
+            replies.flush();
             tokio::select! {
                 biased;
                 () = closing.cancelled() => {
@@ -254,7 +263,7 @@ where
         }
         // A line already buffered is read without waiting: the shutdown
         // check is for when the reader has to wait.
-        let read = if memchr::memchr(b'\n', reader.buffer()).is_some() {
+        let read = if buffered {
             read_line(&mut reader, &mut line).await?
         } else {
             tokio::select! {
@@ -271,7 +280,7 @@ where
             Line::TooLong => {
                 let err =
                     ErrorObject::parse_error(format!("message longer than {MAX_LINE_BYTES} bytes"));
-                let _ = out_tx.send(Bytes::from(encode_error(None, &err)));
+                replies.push(Bytes::from(encode_error(None, &err)));
             }
             Line::Data => {
                 if line.iter().all(u8::is_ascii_whitespace) {
@@ -280,7 +289,7 @@ where
                 on_line(
                     &server,
                     &line,
-                    &out_tx,
+                    &mut replies,
                     &in_flight,
                     &legacy_session,
                     &mut tasks,
@@ -293,6 +302,7 @@ where
         }
     }
 
+    replies.flush();
     if shutting_down {
         let drain = async { while tasks.join_next().await.is_some() {} };
         if tokio::time::timeout(SHUTDOWN_DRAIN, drain).await.is_err() {
@@ -323,6 +333,8 @@ where
     if let Some(session) = legacy_session.get() {
         session.close();
     }
+    // The writer ends when the last sender is gone.
+    drop(replies);
     drop(out_tx);
     writer_task.await.map_err(io::Error::other)?
 }
@@ -330,7 +342,7 @@ where
 fn on_line(
     server: &Server,
     line: &[u8],
-    out: &Outbound,
+    replies: &mut Replies,
     in_flight: &InFlight,
     legacy_session: &LegacySlot,
     tasks: &mut JoinSet<()>,
@@ -338,7 +350,7 @@ fn on_line(
     // The usual line, a modern request, is decoded and prepared in one pass;
     // anything else goes through the general decoder below.
     let message = match server.prepare_message(Bytes::copy_from_slice(line), MAX_DEPTH) {
-        Ok(p) => return start(server, p, out, in_flight, tasks),
+        Ok(p) => return start(server, p, replies, in_flight, tasks),
         Err(message) => message,
     };
     let line = &message[..];
@@ -347,12 +359,12 @@ fn on_line(
             if let DecodeError::Parse(_) = e {
                 tracing::debug!("unparseable line on stdin");
             }
-            let _ = out.send(Bytes::from(encode_error(e.id(), &e.to_error_object())));
+            replies.push(Bytes::from(encode_error(e.id(), &e.to_error_object())));
         }
         // The era is decided here, from the parsed `_meta`, once.
         // Spec: basic/versioning.mdx#backward-compatibility-with-initialization-based-versions
         Ok(Message::Request(req)) => match server.accept(req, open_session(legacy_session)) {
-            Accepted::Request(p) => start(server, p, out, in_flight, tasks),
+            Accepted::Request(p) => start(server, p, replies, in_flight, tasks),
             Accepted::Initialize(id, init) => {
                 let reply = match legacy_session.get() {
                     Some(_) => Bytes::from(encode_error(
@@ -365,10 +377,10 @@ fn on_line(
                         reply
                     }
                 };
-                let _ = out.send(reply);
+                replies.push(reply);
             }
             Accepted::Refused(reply, _) | Accepted::NoSession(reply) => {
-                let _ = out.send(reply.into_body());
+                replies.push(reply.into_body());
             }
         },
         Ok(Message::Notification(n)) => match server.notification(&n) {
@@ -378,7 +390,7 @@ fn on_line(
                 if let Some(session) = legacy_session.get()
                     && !session.has_notifier()
                 {
-                    session.set_notifier(Some(legacy::Notifier::Writer(out.clone())));
+                    session.set_notifier(Some(legacy::Notifier::Writer(replies.out.clone())));
                     session.spawn_forwarder(server.notification_bus(), None);
                 }
             }
@@ -401,6 +413,54 @@ fn on_line(
     }
 }
 
+/// The reader's replies: those it answered itself (a request that did not
+/// wait, a refusal, a parse error), gathered while more whole lines are
+/// buffered and handed to the writer together, in one queued message and
+/// one wake-up instead of one of each per reply. Everything else goes to
+/// the writer as it comes: a handler's notifications (so a request's
+/// notifications still precede its response), and the responses of
+/// requests that waited.
+struct Replies {
+    out: Outbound,
+    batch: BytesMut,
+}
+
+/// Bytes of replies gathered before they go to the writer; a reply of half
+/// that or more goes on its own, uncopied.
+const REPLY_BATCH_BYTES: usize = 16 * 1024;
+
+impl Replies {
+    fn new(out: Outbound) -> Self {
+        Self {
+            out,
+            batch: BytesMut::with_capacity(2 * REPLY_BATCH_BYTES),
+        }
+    }
+
+    /// Gathers `reply`; the writer adds the newline after the last.
+    fn push(&mut self, reply: Bytes) {
+        if reply.len() >= REPLY_BATCH_BYTES / 2 {
+            self.flush();
+            let _ = self.out.send(reply);
+            return;
+        }
+        if !self.batch.is_empty() {
+            self.batch.put_u8(b'\n');
+        }
+        self.batch.extend_from_slice(&reply);
+        if self.batch.len() >= REPLY_BATCH_BYTES {
+            self.flush();
+        }
+    }
+
+    /// Hands what is gathered to the writer.
+    fn flush(&mut self) {
+        if !self.batch.is_empty() {
+            let _ = self.out.send(self.batch.split().freeze());
+        }
+    }
+}
+
 /// The process's legacy session, if one is open, as the pipeline takes it.
 fn open_session(legacy_session: &LegacySlot) -> Option<Arc<dyn LegacySession>> {
     legacy_session.get().map(legacy::for_pipeline)
@@ -418,10 +478,11 @@ fn open_session(legacy_session: &LegacySlot) -> Option<Arc<dyn LegacySession>> {
 fn start(
     server: &Server,
     p: Prepared,
-    out: &Outbound,
+    replies: &mut Replies,
     in_flight: &InFlight,
     tasks: &mut JoinSet<()>,
 ) {
+    let out = &replies.out;
     let id = p.id.clone();
     let shape = p.era.shape();
     let Ok(map) = in_flight.lock() else {
@@ -434,7 +495,7 @@ fn start(
         let err = ErrorObject::invalid_request(format!(
             "request id {id} is already in use by a request in progress"
         ));
-        let _ = out.send(Bytes::from(encode_error(Some(&id), &err)));
+        replies.push(Bytes::from(encode_error(Some(&id), &err)));
         return;
     }
     let token = CancellationToken::new();
@@ -454,7 +515,7 @@ fn start(
     };
     let pipeline = match answered {
         Ok(Ok(reply)) => {
-            let _ = out.send(reply.into_body());
+            replies.push(reply.into_body());
             return;
         }
         Ok(Err(subscription)) => {

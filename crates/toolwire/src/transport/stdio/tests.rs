@@ -116,3 +116,83 @@ async fn overlong_line_is_skipped() {
     ));
     assert_eq!(buf, b"ok");
 }
+
+/// Replies answered while more lines are buffered are gathered and handed
+/// to the writer together: each still comes out as a line of its own, a
+/// reply too large to gather comes out whole, and a request's progress
+/// notification still precedes its response.
+#[tokio::test]
+async fn gathered_replies_stay_lines_in_order() {
+    const BIG: usize = 3 * REPLY_BATCH_BYTES;
+    let server = Server::new(ServerConfig::new("t", "1"));
+    let tool = |name: &str| Tool::builder(name).input_schema(json!({"type": "object"}));
+    let tools = [
+        tool("now").handler(|_: Value, _| async { "now" }),
+        tool("big").handler(|_: Value, _| async { "b".repeat(BIG) }),
+        tool("progress").handler(|_: Value, cx: crate::RequestContext| async move {
+            cx.report_progress(1.0, Some(2.0), None);
+            "reported"
+        }),
+    ];
+    for t in tools {
+        server.add_tool(t.expect("tool")).expect("add");
+    }
+    let (client, server_end) = tokio::io::duplex(256 * 1024);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_io(server, server_read, server_write));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let progress =
+        call(900, "progress").replace(r#""_meta":{"#, r#""_meta":{"progressToken":"p","#);
+    let mut input: String = (1..=300).map(|id| call(id, "now")).collect();
+    input.push_str(&call(500, "big"));
+    input.push_str(&progress);
+    input.extend((301..=400).map(|id| call(id, "now")));
+    client_write
+        .write_all(input.as_bytes())
+        .await
+        .expect("write");
+    let mut lines = tokio::io::BufReader::new(client_read).lines();
+    let mut replies = std::collections::BTreeMap::new();
+    let mut progress_seen = false;
+    while replies.len() < 402 {
+        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("every reply comes without more input")
+            .expect("read")
+            .expect("a line");
+        let v: Value = serde_json::from_str(&line).expect("each line one message");
+        if v["method"] == "notifications/progress" {
+            assert!(!replies.contains_key(&900), "progress after its response");
+            progress_seen = true;
+            continue;
+        }
+        let id = v["id"].as_u64().expect("id");
+        assert!(replies.insert(id, v).is_none(), "one response for {id}");
+    }
+    assert!(progress_seen, "the progress notification came");
+    for id in (1..=400).chain([500, 900]) {
+        assert!(replies.contains_key(&id), "a response for {id}");
+    }
+    assert_eq!(replies[&7]["result"]["content"][0]["text"], "now");
+    assert_eq!(replies[&900]["result"]["content"][0]["text"], "reported");
+    let big = replies[&500]["result"]["content"][0]["text"]
+        .as_str()
+        .expect("text");
+    assert_eq!(big.len(), BIG);
+
+    // A reply is not held back for lines that have not come: one request,
+    // with the input still open, is answered.
+    client_write
+        .write_all(call(1000, "now").as_bytes())
+        .await
+        .expect("write");
+    let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+        .await
+        .expect("answered without more input")
+        .expect("read")
+        .expect("a line");
+    let v: Value = serde_json::from_str(&line).expect("json");
+    assert_eq!(v["id"], 1000);
+    drop((lines, client_write));
+    serving.await.expect("joined").expect("served");
+}

@@ -13,6 +13,13 @@
 #     PATH      echo | add | list
 #     N         requests in the profiled run (default 10000)
 #
+#   CACHE=1 bench/profile.sh ...   also simulates the caches and the branch
+#               predictor (callgrind --cache-sim --branch-sim, L1 at this
+#               machine's 32 KiB, 8-way, 64-byte lines) and prints, per
+#               request, the L1 instruction and data misses and the
+#               mispredicted branches: what instructions alone miss when a
+#               request's code or data does not fit in L1.
+#
 # It runs the server under callgrind twice, with 1000 and with 1000+N requests,
 # and prints instructions per request from the difference (start-up and
 # shutdown cancel out), then the top functions of the larger run (inclusive
@@ -42,6 +49,7 @@ run() { # run REQUESTS TAG -> callgrind file
   local reqs="$1" file="$out/$server-$transport-$path-$2.cg"
   rm -f "$file"
   local vg=(valgrind --tool=callgrind --callgrind-out-file="$file" --dump-instr=no --collect-jumps=no)
+  [ "${CACHE:-0}" = 1 ] && vg+=(--cache-sim=yes --branch-sim=yes --I1=32768,8,64 --D1=32768,8,64)
   if [ "$transport" = http ]; then
     local log; log="$(mktemp)"
     taskset -c 0 "${vg[@]}" "$bin" --http 127.0.0.1:0 "${extra[@]}" >"$log" 2>/dev/null &
@@ -71,6 +79,26 @@ small="$(run "$base" base)"
 big="$(run "$((base + n))" big)"
 a="$(total "$small")"; b="$(total "$big")"
 echo "$server $transport $path: $(( (b - a) / n )) instructions/request (callgrind, user space only; $n requests)"
+if [ "${CACHE:-0}" = 1 ]; then
+  # Every event of the summary line, per request (big minus base).
+  python3 - "$small" "$big" "$n" <<'PY'
+import sys
+def events(path):
+    names = vals = None
+    for line in open(path):
+        if line.startswith("events:"):
+            names = line.split()[1:]
+        elif line.startswith(("summary:", "totals:")):
+            vals = [int(v) for v in line.split()[1:]]
+    return dict(zip(names, vals))
+a, b, n = events(sys.argv[1]), events(sys.argv[2]), int(sys.argv[3])
+per = {k: (b[k] - a.get(k, 0)) / n for k in b}
+print("per request: L1i misses %.0f, L1d misses %.0f (read %.0f, write %.0f), "
+      "mispredicted branches %.0f (conditional %.0f, indirect %.0f)" % (
+      per["I1mr"], per["D1mr"] + per["D1mw"], per["D1mr"], per["D1mw"],
+      per["Bcm"] + per["Bim"], per["Bcm"], per["Bim"]))
+PY
+fi
 echo
 echo "-- inclusive (top 40) --"
 clean() { sed -E 's#  /[^ ]*\.rs:#  #; s#  \./[^ ]*:#  #; s# \[[^]]*\]$##' | cut -c1-200; }

@@ -225,7 +225,7 @@ where
 {
     let (out_tx, out_rx) = mpsc::unbounded_channel::<Bytes>();
     let gauge = Arc::new(OutputGauge::default());
-    let out_tx = Outbound::gauged(out_tx, Arc::clone(&gauge));
+    let out = Outbound::gauged(out_tx, Arc::clone(&gauge));
     let writer_task = tokio::spawn(write_loop(writer, out_rx, gauge.clone()));
     let in_flight: InFlight = Arc::default();
     let legacy_session = LegacySlot::new();
@@ -233,7 +233,8 @@ where
     let mut reader = BufReader::with_capacity(64 * 1024, reader);
     let mut line = Vec::new();
 
-    let mut replies = Replies::new(out_tx.clone());
+    // The reader's one sender: what it answers goes out through it.
+    let mut replies = Replies::new(out);
 
     let closing = server.inner.closing.clone();
     let mut shutting_down = false;
@@ -254,7 +255,7 @@ where
                     shutting_down = true;
                     break;
                 }
-                () = out_tx.closed() => break,
+                () = replies.out.closed() => break,
                 () = gauge.drained() => {}
             }
         }
@@ -320,7 +321,7 @@ where
                 tracing::debug!(?grace, "cancelling requests still running after the end of input");
             },
             // Nobody reads the answers any more: stop waiting for them.
-            () = out_tx.closed() => {}
+            () = replies.out.closed() => {}
         }
     }
     if let Ok(map) = in_flight.lock() {
@@ -335,7 +336,6 @@ where
     }
     // The writer ends when the last sender is gone.
     drop(replies);
-    drop(out_tx);
     writer_task.await.map_err(io::Error::other)?
 }
 

@@ -10,12 +10,36 @@ fn call(id: u32, tool: &str) -> String {
     ) + "\n"
 }
 
+type ClientLines = tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>;
+type ClientWrite = tokio::io::WriteHalf<tokio::io::DuplexStream>;
+
+/// A server with `tools`, served by `serve_io` over an in-memory pipe of
+/// `capacity` bytes: the client's lines, its writing half, and the serving
+/// task (which ends once both halves are dropped).
+fn serve_tools(
+    tools: impl IntoIterator<Item = Result<Tool, crate::handler::RegistrationError>>,
+    capacity: usize,
+) -> (
+    ClientLines,
+    ClientWrite,
+    tokio::task::JoinHandle<io::Result<()>>,
+) {
+    let server = Server::new(ServerConfig::new("t", "1"));
+    for t in tools {
+        server.add_tool(t.expect("tool")).expect("add");
+    }
+    let (client, server_end) = tokio::io::duplex(capacity);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let serving = tokio::spawn(serve_io(server, server_read, server_write));
+    let (client_read, client_write) = tokio::io::split(client);
+    (BufReader::new(client_read).lines(), client_write, serving)
+}
+
 /// Handlers that finish at once are answered inline, ones that wait in
 /// a task; a panicking handler gets `-32603` either way, and the
 /// server goes on serving.
 #[tokio::test]
 async fn inline_and_waiting_handlers_and_panics() {
-    let server = Server::new(ServerConfig::new("t", "1"));
     let tool = |name: &str| Tool::builder(name).input_schema(json!({"type": "object"}));
     let tools = [
         tool("now").handler(|_: Value, _| async { "now" }),
@@ -37,13 +61,7 @@ async fn inline_and_waiting_handlers_and_panics() {
             "never"
         }),
     ];
-    for t in tools {
-        server.add_tool(t.expect("tool")).expect("add");
-    }
-    let (client, server_end) = tokio::io::duplex(64 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_io(server, server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client);
+    let (mut lines, mut client_write, serving) = serve_tools(tools, 64 * 1024);
     let input = [
         call(1, "later"),
         call(2, "boom"),
@@ -56,7 +74,6 @@ async fn inline_and_waiting_handlers_and_panics() {
         .write_all(input.as_bytes())
         .await
         .expect("write");
-    let mut lines = tokio::io::BufReader::new(client_read).lines();
     let mut replies = std::collections::BTreeMap::new();
     for _ in 0..5 {
         let line = lines.next_line().await.expect("read").expect("a line");
@@ -124,7 +141,6 @@ async fn overlong_line_is_skipped() {
 #[tokio::test]
 async fn gathered_replies_stay_lines_in_order() {
     const BIG: usize = 3 * REPLY_BATCH_BYTES;
-    let server = Server::new(ServerConfig::new("t", "1"));
     let tool = |name: &str| Tool::builder(name).input_schema(json!({"type": "object"}));
     let tools = [
         tool("now").handler(|_: Value, _| async { "now" }),
@@ -134,13 +150,7 @@ async fn gathered_replies_stay_lines_in_order() {
             "reported"
         }),
     ];
-    for t in tools {
-        server.add_tool(t.expect("tool")).expect("add");
-    }
-    let (client, server_end) = tokio::io::duplex(256 * 1024);
-    let (server_read, server_write) = tokio::io::split(server_end);
-    let serving = tokio::spawn(serve_io(server, server_read, server_write));
-    let (client_read, mut client_write) = tokio::io::split(client);
+    let (mut lines, mut client_write, serving) = serve_tools(tools, 256 * 1024);
     let progress =
         call(900, "progress").replace(r#""_meta":{"#, r#""_meta":{"progressToken":"p","#);
     let mut input: String = (1..=300).map(|id| call(id, "now")).collect();
@@ -151,7 +161,6 @@ async fn gathered_replies_stay_lines_in_order() {
         .write_all(input.as_bytes())
         .await
         .expect("write");
-    let mut lines = tokio::io::BufReader::new(client_read).lines();
     let mut replies = std::collections::BTreeMap::new();
     let mut progress_seen = false;
     while replies.len() < 402 {

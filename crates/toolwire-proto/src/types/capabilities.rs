@@ -41,6 +41,26 @@ pub struct ClientCapabilities {
 
 impl<'de> Deserialize<'de> for ClientCapabilities {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut out = ClientCapabilities::default();
+        Self::deserialize_into(d, &mut out)?;
+        Ok(out)
+    }
+}
+
+impl ClientCapabilities {
+    /// Reads a capabilities object into `out`, which should be empty (as
+    /// [`Default`] makes it): `_meta` reads the object of every request
+    /// into its place this way, so that the value, a few hundred bytes, is
+    /// not returned and moved through each level of the decoder.
+    ///
+    /// # Errors
+    ///
+    /// As [`Deserialize::deserialize`]: anything but an object, a member
+    /// of the wrong type, or a member name given twice.
+    pub fn deserialize_into<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        out: &mut ClientCapabilities,
+    ) -> Result<(), D::Error> {
         use serde::de::{Error, MapAccess, Visitor};
         /// A member name, borrowed when the input allows it.
         struct Key<'a>(std::borrow::Cow<'a, str>);
@@ -60,14 +80,14 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
             *slot = Some(map.next_value_seed(Checked::new())?);
             Ok(())
         }
-        struct CapabilitiesVisitor;
-        impl<'de> Visitor<'de> for CapabilitiesVisitor {
-            type Value = ClientCapabilities;
+        struct CapabilitiesVisitor<'a>(&'a mut ClientCapabilities);
+        impl<'de> Visitor<'de> for CapabilitiesVisitor<'_> {
+            type Value = ();
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("the client capabilities object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = ClientCapabilities::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                let out = self.0;
                 while let Some(Key(key)) = map.next_key()? {
                     match &*key {
                         "elicitation" => once(&mut map, &mut out.elicitation, "elicitation")?,
@@ -86,10 +106,40 @@ impl<'de> Deserialize<'de> for ClientCapabilities {
                         }
                     }
                 }
-                Ok(out)
+                Ok(())
             }
         }
-        d.deserialize_map(CapabilitiesVisitor)
+        d.deserialize_map(CapabilitiesVisitor(out))
+    }
+}
+
+/// `Option<ClientCapabilities>` read into its place: `null` is `None`, an
+/// object is read with [`ClientCapabilities::deserialize_into`].
+pub(crate) struct CapabilitiesInto<'a>(pub(crate) &'a mut Option<ClientCapabilities>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for CapabilitiesInto<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_option(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for CapabilitiesInto<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the client capabilities object or null")
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        *self.0 = None;
+        Ok(())
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        let slot = self.0.insert(ClientCapabilities::default());
+        ClientCapabilities::deserialize_into(d, slot)
     }
 }
 

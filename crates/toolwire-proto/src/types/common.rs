@@ -2,7 +2,7 @@
 //! cache hints, roles, annotations, icons, implementation info, progress
 //! tokens, the request `_meta` object and the generic request/result shapes.
 
-use super::capabilities::ClientCapabilities;
+use super::capabilities::{CapabilitiesInto, ClientCapabilities};
 use super::notifications::LoggingLevel;
 use crate::unique::{Checked, UniqueValue, repeated};
 use serde::{Deserialize, Serialize};
@@ -360,12 +360,14 @@ impl RequestMeta {
                             "io.modelcontextprotocol/protocolVersion",
                             &mut seen[0]
                         ),
-                        MetaKey::ClientCapabilities => once!(
-                            out.client_capabilities,
-                            map.next_value()?,
-                            "io.modelcontextprotocol/clientCapabilities",
-                            &mut seen[1]
-                        ),
+                        MetaKey::ClientCapabilities => {
+                            if std::mem::replace(&mut seen[1], true) {
+                                return Err(serde::de::Error::duplicate_field(
+                                    "io.modelcontextprotocol/clientCapabilities",
+                                ));
+                            }
+                            map.next_value_seed(CapabilitiesInto(&mut out.client_capabilities))?;
+                        }
                         MetaKey::ClientInfo => once!(
                             out.client_info,
                             map.next_value_seed(Checked::new())?,
@@ -496,6 +498,32 @@ mod tests {
         let m: RequestMeta = serde_json::from_str(null).expect("null is absent");
         assert!(m.protocol_version.is_none());
         assert!(serde_json::from_str::<RequestMeta>("[]").is_err());
+    }
+
+    #[test]
+    fn request_meta_reads_capabilities_in_place() {
+        const KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+        let read =
+            |caps: &str| serde_json::from_str::<RequestMeta>(&format!(r#"{{"{KEY}":{caps}}}"#));
+        let m = read(r#"{"roots":{},"com.example/x":1}"#).expect("an object");
+        let caps = m.client_capabilities.expect("present");
+        assert!(caps.roots.is_some());
+        assert_eq!(caps.other.get("com.example/x"), Some(&json!(1)));
+        assert_eq!(read("null").expect("null").client_capabilities, None);
+        assert_eq!(
+            read("{}").expect("empty").client_capabilities,
+            Some(ClientCapabilities::default())
+        );
+        for bad in [
+            "5",
+            "[]",
+            r#"{"roots":{},"roots":{}}"#,
+            r#"{"a":{"b":1,"b":2}}"#,
+        ] {
+            assert!(read(bad).is_err(), "{bad} was read");
+        }
+        let twice = format!(r#"{{"{KEY}":{{}},"{KEY}":{{}}}}"#);
+        assert!(serde_json::from_str::<RequestMeta>(&twice).is_err());
     }
 
     #[test]

@@ -139,11 +139,14 @@ async fn rounds(
             return limited;
         }
         let job = Job { p: prepared, kind };
-        let Required { result, withdrawn } =
-            match server.run_once(job, cancel.clone(), out.clone()).await {
-                Outcome::InputRequired(required) => *required,
-                done => return done,
-            };
+        let Required { result, withdrawn } = match server
+            .clone()
+            .run_once(job, cancel.clone(), out.clone())
+            .await
+        {
+            Outcome::InputRequired(required) => *required,
+            done => return done,
+        };
         if round >= config.legacy_max_rounds {
             return Outcome::error(ErrorObject::internal(format!(
                 "the handler still required input after {round} rounds"

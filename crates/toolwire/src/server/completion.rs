@@ -9,6 +9,7 @@ use super::outcome::Outcome;
 use super::shape::Shape;
 use crate::completion::{Completer, CompletionRequest};
 use crate::context::{Outbound, RequestContext};
+use crate::handler::BoxFuture;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -32,47 +33,58 @@ fn member<T: DeserializeOwned>(value: Option<Value>, name: &str) -> Result<T, Er
 impl Server {
     pub(crate) async fn complete_argument(
         &self,
-        mut p: Prepared,
+        p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
     ) -> Outcome {
         let id = p.id.clone();
         let shape = p.era.shape();
-        let found = member::<CompletionReference>(p.params.reference.take().map(|b| *b), "ref")
-            .and_then(|r| {
-                let a =
-                    member::<CompletionArgument>(p.params.argument.take().map(|b| *b), "argument")?;
-                let context = match p.params.context.take().map(|b| *b) {
-                    None | Some(Value::Null) => CompletionContext::default(),
-                    Some(v) => member(Some(v), "context")?,
-                };
-                Ok((self.completer(&r, &a.name)?, a, context))
-            });
-        let (completer, argument, context) = match found {
-            Ok(f) => f,
+        let completion = match self.start_completion(p, cancel, outbound) {
             Err(e) => return Outcome::error(e),
-        };
-        let completion = match completer {
             // Declared, but nothing to suggest.
-            None => Completion::default(),
-            Some(c) => {
-                let req = CompletionRequest {
-                    argument: argument.name,
-                    value: argument.value,
-                    context: context.arguments.unwrap_or_default(),
-                };
-                let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
-                    .with_caller_token(p.who.caller_token())
-                    .with_principal(p.who.into_principal());
-                let outcome = c.complete(req, cx.clone()).await;
+            Ok(None) => Completion::default(),
+            Ok(Some((running, cx))) => {
+                let outcome = running.await;
                 cx.finish();
                 match outcome {
-                    Ok(c) => c,
+                    Ok(c) => crate::completion::cap(c),
                     Err(e) => return Outcome::error(e),
                 }
             }
         };
         self.completed(shape, &id, completion)
+    }
+
+    /// The request read, and its provider started (with the context it was
+    /// given): `None` when the argument has no provider. Apart from
+    /// [`complete_argument`](Self::complete_argument) so that what it reads
+    /// takes no place in that future, which every request's sizes.
+    #[allow(clippy::type_complexity, reason = "taken apart at once")]
+    fn start_completion(
+        &self,
+        mut p: Prepared,
+        cancel: CancellationToken,
+        outbound: Option<Outbound>,
+    ) -> Result<Option<(BoxFuture<Result<Completion, ErrorObject>>, RequestContext)>, ErrorObject>
+    {
+        let r = member::<CompletionReference>(p.params.reference.take().map(|b| *b), "ref")?;
+        let a = member::<CompletionArgument>(p.params.argument.take().map(|b| *b), "argument")?;
+        let context = match p.params.context.take().map(|b| *b) {
+            None | Some(Value::Null) => CompletionContext::default(),
+            Some(v) => member(Some(v), "context")?,
+        };
+        let Some(completer) = self.completer(&r, &a.name)? else {
+            return Ok(None);
+        };
+        let req = CompletionRequest {
+            argument: a.name,
+            value: a.value,
+            context: context.arguments.unwrap_or_default(),
+        };
+        let cx = RequestContext::new(p.id.clone(), p.meta, cancel, outbound)
+            .with_caller_token(p.who.caller_token())
+            .with_principal(p.who.into_principal());
+        Ok(Some((completer.start(req, cx.clone()), cx)))
     }
 
     /// The provider for `argument` of `reference`: `Ok(None)` when the

@@ -41,10 +41,10 @@ pub(crate) enum Dispatch {
 
 impl Dispatch {
     /// The outcome, awaited if need be.
-    pub(crate) async fn outcome(self) -> Outcome {
+    pub(crate) fn outcome(self) -> impl Future<Output = Outcome> + Send {
         match self {
-            Self::Ready(outcome) => outcome,
-            Self::Running(run) => run.outcome().await,
+            Self::Ready(outcome) => Either::Left(std::future::ready(outcome)),
+            Self::Running(run) => Either::Right(run.outcome()),
         }
     }
 }
@@ -71,17 +71,26 @@ pub(crate) struct Direct {
 
 impl Running {
     /// Serves the request.
-    pub(crate) async fn outcome(self) -> Outcome {
+    ///
+    /// Not an `async fn`, nor is anything between here and the handler's
+    /// own future: each `async fn` level keeps its arguments beside the
+    /// future it awaits, and the pipeline's future is copied whole into
+    /// its box, so every level's bytes cost on every request.
+    pub(crate) fn outcome(self) -> impl Future<Output = Outcome> + Send {
         match self {
-            Self::Direct(d) => {
-                let run = d.server.run(d.job, d.cancel, d.outbound);
-                #[cfg(feature = "otel")]
-                return d.span.around(run).await;
-                #[cfg(not(feature = "otel"))]
-                run.await
-            }
-            Self::Layered(stack, req) => stack.serve(req).await,
+            Self::Direct(d) => Either::Left(d.serve()),
+            Self::Layered(stack, req) => Either::Right(stack.serve(req)),
         }
+    }
+}
+
+impl Direct {
+    fn serve(self) -> impl Future<Output = Outcome> + Send {
+        let run = self.server.run(self.job, self.cancel, self.outbound);
+        #[cfg(feature = "otel")]
+        return self.span.around(run);
+        #[cfg(not(feature = "otel"))]
+        run
     }
 }
 
@@ -308,17 +317,17 @@ impl Server {
     /// `input_required` runs under the MRTR shim, which asks the client
     /// through real server-to-client requests and runs the next round.
     fn run(
-        &self,
+        self,
         job: Job,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> impl Future<Output = Outcome> + Send + '_ {
+    ) -> impl Future<Output = Outcome> + Send {
         if job.in_rounds()
             && let Era::Legacy(session) = &job.p.era
         {
             // Boxed (by the session): rare, and its state would otherwise
             // size every run.
-            let rounds = Arc::clone(session).rounds(self.clone(), job, cancel, outbound);
+            let rounds = Arc::clone(session).rounds(self, job, cancel, outbound);
             return Either::Left(rounds);
         }
         // Not an `async fn`: the usual job's future is `run_once`'s own,
@@ -328,7 +337,7 @@ impl Server {
 
     /// One round of a job's handler.
     pub(crate) async fn run_once(
-        &self,
+        self,
         job: Job,
         cancel: CancellationToken,
         outbound: Option<Outbound>,

@@ -3,23 +3,9 @@
 
 use crate::handler::HandlerError;
 use crate::log_limit::{LOG_EVERY, LogLimit};
-use futures_util::FutureExt as _;
 use serde_json::json;
 use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use toolwire_proto::ErrorObject;
-
-/// Runs a tool's handler; a panic becomes [`panicked`]'s error.
-pub(crate) async fn guarded<T>(
-    handler: impl Future<Output = Result<T, HandlerError>>,
-    tool: &str,
-    expose: bool,
-) -> Result<T, HandlerError> {
-    match AssertUnwindSafe(handler).catch_unwind().await {
-        Ok(outcome) => outcome,
-        Err(payload) => Err(panicked(tool, &*payload, expose)),
-    }
-}
 
 /// The `-32603` error for tool `tool`'s handler that panicked with
 /// `payload`: it names the tool and a short panic id, logged here with the

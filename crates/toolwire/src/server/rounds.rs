@@ -42,8 +42,9 @@ pub(crate) struct Mrtr {
     meta: Arc<RequestMeta>,
     method: &'static str,
     principal: Option<Arc<str>>,
-    /// Computed already (to open the echoed state).
-    binding: Option<Binding>,
+    /// Computed already (to open the echoed state). Boxed: only a retry
+    /// has one, and this travels in every call's future.
+    binding: Option<Box<Binding>>,
     round: u32,
 }
 
@@ -52,7 +53,7 @@ impl Mrtr {
     /// that were given to `begin_round`) are `target` and `arguments`.
     fn binding(&self, target: &str, arguments: &Value) -> Binding {
         match &self.binding {
-            Some(b) => b.clone(),
+            Some(b) => (**b).clone(),
             None => Binding::new(self.method, target, arguments, self.principal.as_deref()),
         }
     }
@@ -103,7 +104,7 @@ impl Server {
                     Ok(opened) => (
                         opened.round.saturating_add(1),
                         opened.state,
-                        Some(binding),
+                        Some(Box::new(binding)),
                         opened.asked,
                     ),
                     Err(why) => {

@@ -711,6 +711,10 @@ impl Server {
 
     /// `tasks/get`, `tasks/update` and `tasks/cancel`, for a request that
     /// declared the extension (`Server::step` checked).
+    ///
+    /// The record read from the store is taken apart by [`task_change`]
+    /// (Self::task_change), not held here: a value kept across the store's
+    /// next wait would size the future of every request.
     pub(crate) async fn task_method(&self, mut p: Prepared) -> Outcome {
         let Some(task_id) = p.params.task_id.take() else {
             return Outcome::error(ErrorObject::invalid_params(format!(
@@ -719,74 +723,82 @@ impl Server {
             )));
         };
         if let Some(sealed) = task_id.strip_prefix(forward::FORWARDED_PREFIX) {
-            return self.forwarded_task_method(p, &task_id, sealed).await;
+            // Boxed: rare, and its state would size every request's future.
+            return Box::pin(self.forwarded_task_method(p, &task_id, sealed)).await;
         }
         self.watch_tasks();
         let store = &self.inner.tasks.options.store;
-        let record = match store.get(&task_id).await {
+        let found = match store.get(&task_id).await {
+            Ok(found) => found,
+            Err(e) => return store_failed(&e),
+        };
+        let change = match self.task_change(&mut p, found) {
+            Ok(change) => change,
+            Err(outcome) => return outcome,
+        };
+        let cancel = matches!(change, Change::RequestCancel);
+        match store.apply_change(&task_id, change, now_ms()).await {
+            Ok(Some(applied)) if !cancel && applied.changed => {
+                if applied.all_answered
+                    && let Some(runner) = self.inner.tasks.runner(&task_id)
+                {
+                    runner.wake.notify_one();
+                }
+                // The runner may be on another replica.
+                self.task_changed(&task_id);
+            }
+            Ok(_) if cancel => match self.inner.tasks.runner(&task_id) {
+                Some(runner) => runner.cancel.cancel(),
+                // The runner is on another replica.
+                None => self.task_changed(&task_id),
+            },
+            Ok(_) => {}
+            Err(e) => return store_failed(&e),
+        }
+        self.ack(&p.id)
+    }
+
+    /// What a task method does with the task's record: the answer at once
+    /// (`tasks/get`, a refusal, an ack with nothing to change), or the
+    /// change to apply before the ack.
+    fn task_change(&self, p: &mut Prepared, found: Option<TaskRecord>) -> Result<Change, Outcome> {
+        let record = match found {
             // Spec: extensions/tasks#security-considerations — another
             // principal's task reads exactly like an unknown one.
-            Ok(Some(record))
+            Some(record)
                 if record.owner.as_deref() == p.principal().map(|s| &**s)
                     && record.client.as_deref() == p.client_id().map(|c| &**c) =>
             {
                 record
             }
-            Ok(_) => return not_found(),
-            Err(e) => return store_failed(&e),
+            _ => return Err(not_found()),
         };
         match p.method {
             Method::TasksGet => {
                 let result = GetTaskResult::new(record.into_detailed());
-                self.respond_with_meta(Shape::Modern, &p.id, &result)
+                Err(self.respond_with_meta(Shape::Modern, &p.id, &result))
             }
             Method::TasksUpdate => {
                 let Some(Value::Object(responses)) = p.params.input_responses.take().map(|b| *b)
                 else {
-                    return Outcome::error(ErrorObject::invalid_params(
+                    return Err(Outcome::error(ErrorObject::invalid_params(
                         "tasks/update needs params.inputResponses, an object keyed like the task's inputRequests",
-                    ));
+                    )));
                 };
                 if matches!(record.state, TaskState::InputRequired { .. }) {
-                    match store
-                        .apply_change(&task_id, Change::Answer(responses), now_ms())
-                        .await
-                    {
-                        Ok(Some(applied)) if applied.changed => {
-                            if applied.all_answered
-                                && let Some(runner) = self.inner.tasks.runner(&task_id)
-                            {
-                                runner.wake.notify_one();
-                            }
-                            // The runner may be on another replica.
-                            self.task_changed(&task_id);
-                        }
-                        Ok(_) => {}
-                        Err(e) => return store_failed(&e),
-                    }
+                    Ok(Change::Answer(responses))
+                } else {
+                    Err(self.ack(&p.id))
                 }
-                self.ack(&p.id)
             }
-            Method::TasksCancel => {
-                // Spec: extensions/tasks#task-cancellation — cooperative: the
-                // ack at once, whatever the task then does; a terminal task
-                // gets the same ack.
-                if !record.is_terminal() {
-                    if let Err(e) = store
-                        .apply_change(&task_id, Change::RequestCancel, now_ms())
-                        .await
-                    {
-                        return store_failed(&e);
-                    }
-                    match self.inner.tasks.runner(&task_id) {
-                        Some(runner) => runner.cancel.cancel(),
-                        // The runner is on another replica.
-                        None => self.task_changed(&task_id),
-                    }
-                }
-                self.ack(&p.id)
-            }
-            _ => Outcome::error(ErrorObject::method_not_found(p.method.as_str())),
+            // Spec: extensions/tasks#task-cancellation — cooperative: the
+            // ack at once, whatever the task then does; a terminal task
+            // gets the same ack.
+            Method::TasksCancel if record.is_terminal() => Err(self.ack(&p.id)),
+            Method::TasksCancel => Ok(Change::RequestCancel),
+            _ => Err(Outcome::error(ErrorObject::method_not_found(
+                p.method.as_str(),
+            ))),
         }
     }
 

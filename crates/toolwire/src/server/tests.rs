@@ -512,6 +512,9 @@ fn a_calls_future_stays_small() {
     let fut = server.run_once(job, CancellationToken::new(), None);
     let size = std::mem::size_of_val(&fut);
     eprintln!("a call's future: {size} bytes");
-    // 2,800 bytes with a task's creation inline; 696 without (debug build).
-    assert!(size < 1024, "a call's future is {size} bytes");
+    // 2,800 bytes with a task's creation inline; 696 without; 368 with the
+    // checks of each method run before its future (debug build). Each
+    // transport's pipeline adds its own part, and the HTTP one must stay
+    // under the 1,032 bytes glibc's per-thread cache takes.
+    assert!(size <= 400, "a call's future is {size} bytes");
 }

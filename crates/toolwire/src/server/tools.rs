@@ -7,12 +7,22 @@ use super::shape::Shape;
 use super::tasks::{DeferredCall, TaskStart};
 use super::{Server, paging};
 use crate::context::{Outbound, RequestContext};
+use crate::handler::BoxFuture;
 use crate::handler::{HandlerError, HandlerOutput, missing_capabilities_error};
 use crate::mrtr::RoundInput;
 use crate::server::middleware;
 use crate::tool::{Forwarded, Tool, ToolInner};
+use futures_util::FutureExt;
+use futures_util::future::CatchUnwind;
 use serde_json::{Map, Value, json};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::{Instant, Sleep};
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
@@ -35,26 +45,37 @@ impl Server {
         paging::list_page(self, p, &snapshot, cursor, build)
     }
 
-    pub(crate) async fn call_tool(
+    /// `tools/call`: the checks, then the handler's future, or an answer
+    /// at once.
+    ///
+    /// Not an `async fn`: the checks run here, before anything is awaited,
+    /// and what waits is [`Calling`], which holds only what the answer
+    /// needs. As an `async fn`, every local of the checks kept a place in
+    /// the future (a moved-from local keeps its storage until its scope
+    /// ends), and the future of every request, with each level of the
+    /// pipeline around it, was some 650 bytes larger.
+    pub(crate) fn call_tool(
         &self,
         mut p: Prepared,
         cancel: CancellationToken,
         outbound: Option<Outbound>,
-    ) -> Outcome {
+    ) -> CallTool<'_> {
         let id = p.id.clone();
         let shape = p.era.shape();
         let Some(name) = p.params.name.take() else {
-            return Outcome::error(ErrorObject::invalid_params("tools/call needs params.name"));
+            return CallTool::done(Outcome::error(ErrorObject::invalid_params(
+                "tools/call needs params.name",
+            )));
         };
         let Some(handle) = self.inner.tools.snapshot().get(&name).cloned() else {
-            return Outcome::error(match self.unknown_tool_reason(&name) {
+            return CallTool::done(Outcome::error(match self.unknown_tool_reason(&name) {
                 Some(reason) => {
                     ErrorObject::invalid_params(format!("unknown tool: {name} ({reason})"))
                         .with_data(json!({ "name": name, "reason": reason }))
                 }
                 None => ErrorObject::invalid_params(format!("unknown tool: {name}"))
                     .with_data(json!({ "name": name })),
-            });
+            }));
         };
         let tool = &handle.inner;
         if !tool.required_capabilities.is_empty() {
@@ -70,7 +91,7 @@ impl Server {
                 .filter(|c| declared.get(c.as_str()).is_none())
                 .collect();
             if !missing.is_empty() {
-                return Outcome::error(missing_capabilities_error(&missing));
+                return CallTool::done(Outcome::error(missing_capabilities_error(&missing)));
             }
         }
         // Spec: extensions/tasks#capability-negotiation — the server decides
@@ -78,7 +99,7 @@ impl Server {
         // the tool supports one.
         let as_task = match self.task_wanted(&p, tool, &name) {
             Ok(wanted) => wanted,
-            Err(outcome) => return outcome,
+            Err(outcome) => return CallTool::done(outcome),
         };
         // Spec: server/tools.mdx — a missing `arguments` means no arguments.
         let args = p
@@ -90,7 +111,7 @@ impl Server {
         // fails verification is an error, whatever the arguments.
         let (round, input) = match self.begin_round::<CallToolRequest>(&mut p, &name, &args) {
             Ok(r) => r,
-            Err(outcome) => return outcome,
+            Err(outcome) => return CallTool::done(outcome),
         };
         // The handler takes the arguments; sealing an `input_required`
         // state binds them, so it reads them back from the raw params (or
@@ -101,7 +122,7 @@ impl Server {
             let text = format!(
                 "Invalid arguments for tool {name:?}:{why}\nFix the arguments to match the tool's inputSchema and call again."
             );
-            return self.complete(shape, &id, CallToolResult::error_text(text));
+            return CallTool::done(self.complete(shape, &id, CallToolResult::error_text(text)));
         }
         // The tool's own limits: a place under its concurrency limit
         // (refused at once past it), its handler under its time limit.
@@ -110,9 +131,9 @@ impl Server {
             Some((places, n)) => match Arc::clone(places).try_acquire_owned() {
                 Ok(place) => Some(place),
                 Err(_) => {
-                    return Outcome::error(RpcError::Busy(ErrorObject::internal(
+                    return CallTool::done(Outcome::error(RpcError::Busy(ErrorObject::internal(
                         middleware::at_limit_text(&name, *n),
-                    )));
+                    ))));
                 }
             },
         };
@@ -145,8 +166,8 @@ impl Server {
             };
             // Boxed: a task's creation would otherwise size every call's
             // future (and be copied with it).
-            return match deferred {
-                None => Box::pin(self.start_task(start, None)).await,
+            return CallTool::Later(match deferred {
+                None => Box::pin(self.start_task(start, None)),
                 Some(input) => {
                     let call = DeferredCall {
                         start,
@@ -157,16 +178,20 @@ impl Server {
                         kept,
                         raw,
                     };
-                    Box::pin(self.call_deferred(call)).await
+                    Box::pin(self.call_deferred(call))
                 }
-            };
+            });
         }
-        let timed = tool
-            .limits
-            .timeout
-            .map(|limit| (limit, cancel.child_token()));
+        let timed = tool.limits.timeout.map(|limit| Timed {
+            limit,
+            // Taken before the handler's first poll, as a timer made then
+            // would take it.
+            at: Instant::now() + limit,
+            own: cancel.child_token(),
+            sleep: None,
+        });
         let cancel = match &timed {
-            Some((_, child)) => child.clone(),
+            Some(timed) => timed.own.clone(),
             None => cancel,
         };
         let cx = RequestContext::new(id.clone(), p.meta, cancel, outbound)
@@ -175,43 +200,22 @@ impl Server {
             .with_round(input);
         // A panic is answered here, where the tool and the server's
         // settings are known, rather than by the transport's last resort.
-        let expose = self.inner.config.exposed_panic_messages;
-        let handler = super::panics::guarded((tool.handler)(args, cx.clone()), &name, expose);
-        let outcome = match timed {
-            None => handler.await,
-            // Boxed: the timer would otherwise size every call's future.
-            Some((limit, child)) => {
-                let run = Box::pin(tokio::time::timeout(limit, handler));
-                match run.await {
-                    Ok(outcome) => outcome,
-                    Err(_) => {
-                        child.cancel();
-                        cx.finish();
-                        let text = middleware::timed_out_text(&name, limit);
-                        return self.complete(shape, &id, CallToolResult::error_text(text));
-                    }
-                }
-            }
-        };
-        cx.finish();
-        if let Ok(Forwarded::Task { task, route }) = outcome {
-            let declared =
-                matches!(shape, Shape::Modern) && super::tasks::declares_tasks(cx.meta());
-            let caller = (cx.principal(), client.as_deref());
-            return self.forwarded_task(&id, declared, caller, task, &route);
-        }
-        self.answer_call(
-            Answer {
-                tool,
-                shape,
-                name: &name,
-                id: &id,
-                round,
-                kept,
-                raw,
-            },
-            outcome,
-        )
+        let handler = AssertUnwindSafe((tool.handler)(args, cx.clone())).catch_unwind();
+        CallTool::Running(Calling {
+            server: self,
+            handler,
+            timed,
+            handle,
+            shape,
+            name,
+            id,
+            round: Some(round),
+            kept,
+            raw,
+            client,
+            cx,
+            _place: place,
+        })
     }
 
     /// A handler's outcome as the answer to its `tools/call`.
@@ -341,6 +345,145 @@ pub(crate) struct Answer<'a> {
     /// The arguments, when they were not read from bytes (`raw`).
     pub(crate) kept: Option<Value>,
     pub(crate) raw: Option<RawParams>,
+}
+
+/// What [`Server::call_tool`] made of a call: an answer at once, a
+/// task's start (boxed: rare, and large), or the handler running.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "the running call is the usual one, and boxing it would cost an allocation a call"
+)]
+pub(crate) enum CallTool<'a> {
+    Done(Option<Outcome>),
+    Later(Pin<Box<dyn Future<Output = Outcome> + Send + 'a>>),
+    Running(Calling<'a>),
+}
+
+impl CallTool<'_> {
+    fn done(outcome: Outcome) -> Self {
+        Self::Done(Some(outcome))
+    }
+}
+
+impl Future for CallTool<'_> {
+    type Output = Outcome;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Outcome> {
+        let this = self.get_mut();
+        match this {
+            // Taken once: a future is not polled again after it is ready.
+            Self::Done(outcome) => Poll::Ready(outcome.take().unwrap_or_else(|| {
+                Outcome::error(ErrorObject::internal("a call polled after its answer"))
+            })),
+            Self::Later(start) => start.as_mut().poll(cx),
+            Self::Running(calling) => {
+                let handled = std::task::ready!(calling.poll_handler(cx));
+                let outcome = calling.answer(handled);
+                // The handler's future, then its place, dropped here: in
+                // place, not moved out to be taken apart.
+                *this = Self::Done(None);
+                Poll::Ready(outcome)
+            }
+        }
+    }
+}
+
+/// A tool's handler at work, and what its answer needs.
+pub(crate) struct Calling<'a> {
+    server: &'a Server,
+    /// The handler's own future (boxed by the tool), a panic caught.
+    handler: CatchUnwind<AssertUnwindSafe<BoxFuture<Result<Forwarded, HandlerError>>>>,
+    timed: Option<Timed>,
+    handle: Tool,
+    shape: Shape,
+    name: String,
+    id: RequestId,
+    /// Taken by the answer.
+    round: Option<Mrtr>,
+    kept: Option<Value>,
+    raw: Option<RawParams>,
+    client: Option<Arc<str>>,
+    cx: RequestContext,
+    /// The tool's concurrency place, held until the answer is made (a
+    /// field after `handler`: dropped after it). Only ever dropped.
+    _place: Option<OwnedSemaphorePermit>,
+}
+
+/// A tool's time limit on its handler.
+struct Timed {
+    limit: Duration,
+    at: Instant,
+    /// The handler's token, a child of the request's: cancelled when the
+    /// limit passes.
+    own: CancellationToken,
+    /// Made only for a handler that waits: most answer on their first poll.
+    sleep: Option<Pin<Box<Sleep>>>,
+}
+
+/// How a handler ended: its outcome, or the tool's time limit first.
+enum Handled {
+    Outcome(Result<Forwarded, HandlerError>),
+    TimedOut(Duration),
+}
+
+impl Calling<'_> {
+    fn poll_handler(&mut self, cx: &mut Context<'_>) -> Poll<Handled> {
+        match Pin::new(&mut self.handler).poll(cx) {
+            Poll::Ready(Ok(outcome)) => Poll::Ready(Handled::Outcome(outcome)),
+            Poll::Ready(Err(payload)) => {
+                let expose = self.server.inner.config.exposed_panic_messages;
+                let error = super::panics::panicked(&self.name, &*payload, expose);
+                Poll::Ready(Handled::Outcome(Err(error)))
+            }
+            Poll::Pending => {
+                let Some(timed) = &mut self.timed else {
+                    return Poll::Pending;
+                };
+                let at = timed.at;
+                let sleep = timed
+                    .sleep
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
+                if sleep.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                timed.own.cancel();
+                Poll::Ready(Handled::TimedOut(timed.limit))
+            }
+        }
+    }
+
+    /// The call's answer, once its handler ended. Its parts are read in
+    /// place; the caller drops what is left.
+    fn answer(&mut self, handled: Handled) -> Outcome {
+        let server = self.server;
+        self.cx.finish();
+        let outcome = match handled {
+            Handled::Outcome(outcome) => outcome,
+            Handled::TimedOut(limit) => {
+                let text = middleware::timed_out_text(&self.name, limit);
+                return server.complete(self.shape, &self.id, CallToolResult::error_text(text));
+            }
+        };
+        if let Ok(Forwarded::Task { task, route }) = outcome {
+            let declared =
+                matches!(self.shape, Shape::Modern) && super::tasks::declares_tasks(self.cx.meta());
+            let caller = (self.cx.principal(), self.client.as_deref());
+            return server.forwarded_task(&self.id, declared, caller, task, &route);
+        }
+        let Some(round) = self.round.take() else {
+            return Outcome::error(ErrorObject::internal("a call answered twice"));
+        };
+        let answer = Answer {
+            tool: &self.handle.inner,
+            shape: self.shape,
+            name: &self.name,
+            id: &self.id,
+            round,
+            kept: self.kept.take(),
+            raw: self.raw.take(),
+        };
+        server.answer_call(answer, outcome)
+    }
 }
 
 /// A tool's complete result as the client gets it: `structuredContent`

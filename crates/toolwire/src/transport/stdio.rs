@@ -503,8 +503,10 @@ fn start(
         Dispatch::Ready(outcome) => Ok(outcome.into_reply(&id, shape)),
         Dispatch::Running(run) => {
             let id = id.clone();
-            let pipeline: Pipeline =
-                Box::pin(async move { run.outcome().await.into_reply(&id, shape) });
+            let pipeline: Pipeline = Box::pin(
+                run.outcome()
+                    .map(move |outcome| outcome.into_reply(&id, shape)),
+            );
             Err(pipeline)
         }
     };

@@ -652,11 +652,15 @@ fn stream_after_notes() -> ErrorObject {
 /// for legacy sessions, which `legacy.rs` serves) and encodes its outcome,
 /// turning a panicking handler into `-32603` instead of a dropped
 /// connection.
-async fn execute(run: Running, id: &RequestId) -> Answer {
-    match AssertUnwindSafe(run.outcome()).catch_unwind().await {
-        Ok(outcome) => outcome.into_reply(id, Shape::Modern),
-        Err(_) => Ok(Reply::panicked(id)),
-    }
+///
+/// Not an `async fn`, which would keep `run` beside the future made of it.
+fn execute(run: Running, id: &RequestId) -> impl Future<Output = Answer> + Send + '_ {
+    AssertUnwindSafe(run.outcome())
+        .catch_unwind()
+        .map(move |caught| match caught {
+            Ok(outcome) => outcome.into_reply(id, Shape::Modern),
+            Err(_) => Ok(Reply::panicked(id)),
+        })
 }
 
 /// What a decoded request becomes: a modern pipeline, boxed, or a request of

@@ -15,17 +15,15 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 use toolwire_proto::meta::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY};
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
 use toolwire_proto::{ErrorObject, Request, RequestId, UniqueKeys, UniqueValue, from_str_unique};
 
+mod fast;
 mod initialize;
-mod known;
 pub(crate) use initialize::InitializeParams;
-use known::KnownMembers;
 
 /// The parameter members the pipeline reads, parsed once per request.
 /// Method-specific members that are rarely used are read from the raw params.
@@ -119,50 +117,25 @@ impl RawParams {
     }
 }
 
-/// The fast path's decoding: id, method, params and `_meta`, or `None`.
+/// The fast path's decoding: id, method and `_meta`, the params into
+/// `params` (empty, as [`Default`] makes it), or `None`.
 fn read_request(
     message: &[u8],
     max_depth: usize,
-) -> Option<(RequestId, Method, Params, Arc<RequestMeta>)> {
+    params: &mut Params,
+) -> Option<(RequestId, Method, Arc<RequestMeta>)> {
     if toolwire_proto::exceeds_depth(message, max_depth.min(toolwire_proto::MAX_DEPTH)) {
         return None;
     }
     // One UTF-8 check of the whole message (vectorised) rather than one per
     // string, which is what parsing from bytes does.
     let text = std::str::from_utf8(message).ok()?;
-    let envelope: Envelope<'_> = serde_json::from_str(text).ok()?;
-    if envelope.jsonrpc.get() != "\"2.0\"" {
-        return None;
-    }
-    let mut params = envelope.params?;
+    let (id, method) = fast::read(text, params)?;
     let meta = params.meta.take()?;
     if meta.protocol_version.is_none() || meta.client_capabilities.is_none() {
         return None;
     }
-    Some((envelope.id, Method::parse(&envelope.method), params, meta))
-}
-
-/// A request envelope read in one pass with its common parameters: the
-/// fast path of [`Server::prepare_message`]. Any member besides these four
-/// (`result`, `error`, an extension) makes it decline, as does anything
-/// else unusual, and the general decoder takes over.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<'a> {
-    #[serde(borrow)]
-    jsonrpc: &'a RawValue,
-    id: RequestId,
-    #[serde(borrow)]
-    method: Cow<'a, str>,
-    #[serde(default, deserialize_with = "unique_params")]
-    params: Option<Params>,
-}
-
-/// `params` read through [`KnownMembers`]: a member `Params` does not
-/// know, or a repeated member name at any depth, fails the fast path, and
-/// the general path answers it (see `known.rs`).
-fn unique_params<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Params>, D::Error> {
-    Option::<Params>::deserialize(KnownMembers(d))
+    Some((id, method, meta))
 }
 
 /// A `Value` member, refusing repeated member names inside.
@@ -522,7 +495,8 @@ impl Server {
         message: Bytes,
         max_depth: usize,
     ) -> Result<Prepared, Bytes> {
-        let Some((id, method, mut params, meta)) = read_request(&message, max_depth) else {
+        let mut params = Params::default();
+        let Some((id, method, meta)) = read_request(&message, max_depth, &mut params) else {
             return Err(message);
         };
         // Moved, not cloned: a clone of a `Vec`-backed `Bytes` allocates.

@@ -1,0 +1,283 @@
+//! The one-pass decoder of the usual request: the envelope and the common
+//! parameters read in a single pass over the text, each member into its
+//! place.
+//!
+//! Written by hand rather than derived: a derived struct is built in its
+//! visitor and returned, and each level of serde's decoder (the struct,
+//! the `Option` around it, the envelope, the result) moves it on, some
+//! 200 to 300 bytes each time, on every request. Here [`Params`] is read
+//! into a place its caller made, and the envelope's other members are
+//! small.
+//!
+//! It declines (`Err`, whose text nobody sees) whatever it does not read
+//! as the usual request: a member it does not know, at either level; a
+//! member given twice; `params` that is not an object; a `method` or
+//! `jsonrpc` that is not a string. The general path (`from_str_unique`)
+//! then reads the message again and answers it, naming what was wrong.
+//! What the members hold checks itself: `Value` members are read as
+//! [`toolwire_proto::UniqueValue`], `_meta` refuses repeated names, and
+//! the rarer typed members go through [`toolwire_proto::UniqueKeys`]: the
+//! functions [`Params`]'s derived reader (the general path's) uses.
+
+use super::{Params, checked, present, shared, unique_boxed, unique_value};
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+use std::sync::Arc;
+use toolwire_proto::RequestId;
+use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
+
+/// Why the decoder declined (never shown: the general path answers).
+const DECLINED: &str = "a request the one-pass decoder leaves to the general path";
+
+fn declined<E: de::Error>() -> E {
+    E::custom(DECLINED)
+}
+
+/// Reads the request in `text`, its `params` into `params` (which should
+/// be empty, as [`Default`] makes it); `None` when the decoder declines.
+/// `jsonrpc` is checked to be `"2.0"`.
+pub(super) fn read(text: &str, params: &mut Params) -> Option<(RequestId, Method)> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = de.deserialize_map(EnvelopeInto(params)).ok()?;
+    de.end().ok()?;
+    Some(read)
+}
+
+/// The envelope's visitor: `jsonrpc`, `id`, `method` and `params`, each
+/// once, and nothing else.
+struct EnvelopeInto<'a>(&'a mut Params);
+
+impl<'de> Visitor<'de> for EnvelopeInto<'_> {
+    type Value = (RequestId, Method);
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC request")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut version, mut id, mut method, mut params) = (false, None, None, false);
+        while let Some(key) = map.next_key::<EnvelopeKey>()? {
+            match key {
+                EnvelopeKey::Jsonrpc if !version => {
+                    map.next_value_seed(Version)?;
+                    version = true;
+                }
+                EnvelopeKey::Id if id.is_none() => id = Some(map.next_value::<RequestId>()?),
+                EnvelopeKey::Method if method.is_none() => {
+                    method = Some(map.next_value_seed(MethodName)?);
+                }
+                EnvelopeKey::Params if !params => {
+                    map.next_value_seed(ParamsInto(&mut *self.0))?;
+                    params = true;
+                }
+                _ => return Err(declined()),
+            }
+        }
+        match (version, id, method, params) {
+            (true, Some(id), Some(method), true) => Ok((id, method)),
+            _ => Err(declined()),
+        }
+    }
+}
+
+/// The envelope's member names, matched without allocating.
+enum EnvelopeKey {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for EnvelopeKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = EnvelopeKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<EnvelopeKey, E> {
+                Ok(match key {
+                    "jsonrpc" => EnvelopeKey::Jsonrpc,
+                    "id" => EnvelopeKey::Id,
+                    "method" => EnvelopeKey::Method,
+                    "params" => EnvelopeKey::Params,
+                    _ => EnvelopeKey::Other,
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// `jsonrpc`, which must be the string `"2.0"`, unescaped.
+struct Version;
+
+impl<'de> DeserializeSeed<'de> for Version {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Version {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("\"2.0\"")
+    }
+    /// The text as the message has it: the general path takes `"2.0"`
+    /// only as written so, not spelled with escapes.
+    fn visit_borrowed_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        match v {
+            "2.0" => Ok(()),
+            _ => Err(declined()),
+        }
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Err(declined())
+    }
+}
+
+/// `method`, read as the method it names (without keeping its text).
+struct MethodName;
+
+impl<'de> DeserializeSeed<'de> for MethodName {
+    type Value = Method;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Method, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for MethodName {
+    type Value = Method;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a method name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Method, E> {
+        Ok(Method::parse(v))
+    }
+}
+
+/// `params`, read into its place: an object of the members [`Params`]
+/// knows, each once.
+struct ParamsInto<'a>(&'a mut Params);
+
+impl<'de> DeserializeSeed<'de> for ParamsInto<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+/// A member read with one of the decoding functions [`Params`]'s derived
+/// reader uses too (its `deserialize_with`s), so that both read a member
+/// alike.
+macro_rules! read_with {
+    ($name:ident, $ty:ty, $read:expr) => {
+        struct $name($ty);
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                $read(d).map($name)
+            }
+        }
+    };
+}
+
+read_with!(Shared, Option<Arc<RequestMeta>>, shared);
+read_with!(Arguments, Option<Value>, unique_value);
+read_with!(Boxed, Option<Box<Value>>, unique_boxed);
+read_with!(Present, Option<Box<Value>>, present);
+read_with!(Filter, Option<Box<SubscriptionFilter>>, checked);
+
+impl<'de> Visitor<'de> for ParamsInto<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the request's params object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        /// A member given once: its slot was empty, and `seen` not set
+        /// (a member given as `null` leaves its slot empty).
+        fn first(seen: &mut u16, bit: u16) -> bool {
+            let first = *seen & bit == 0;
+            *seen |= bit;
+            first
+        }
+        let p = self.0;
+        let mut seen = 0u16;
+        while let Some(key) = map.next_key::<ParamKey>()? {
+            let bit = 1u16 << (key as u16);
+            if !first(&mut seen, bit) {
+                return Err(declined());
+            }
+            match key {
+                ParamKey::Meta => p.meta = map.next_value::<Shared>()?.0,
+                ParamKey::Name => p.name = map.next_value()?,
+                ParamKey::Uri => p.uri = map.next_value()?,
+                ParamKey::Arguments => p.arguments = map.next_value::<Arguments>()?.0,
+                ParamKey::Cursor => p.cursor = map.next_value()?,
+                ParamKey::InputResponses => p.input_responses = map.next_value::<Present>()?.0,
+                ParamKey::RequestState => p.request_state = map.next_value()?,
+                ParamKey::TaskId => p.task_id = map.next_value()?,
+                ParamKey::Notifications => p.notifications = map.next_value::<Filter>()?.0,
+                ParamKey::Ref => p.reference = map.next_value::<Boxed>()?.0,
+                ParamKey::Argument => p.argument = map.next_value::<Boxed>()?.0,
+                ParamKey::Context => p.context = map.next_value::<Boxed>()?.0,
+                ParamKey::Other => return Err(declined()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The member names of [`Params`], matched without allocating.
+#[derive(Clone, Copy)]
+enum ParamKey {
+    Meta,
+    Name,
+    Uri,
+    Arguments,
+    Cursor,
+    InputResponses,
+    RequestState,
+    TaskId,
+    Notifications,
+    Ref,
+    Argument,
+    Context,
+    Other,
+}
+
+impl<'de> Deserialize<'de> for ParamKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl Visitor<'_> for KeyVisitor {
+            type Value = ParamKey;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_str<E: de::Error>(self, key: &str) -> Result<ParamKey, E> {
+                Ok(match key {
+                    "_meta" => ParamKey::Meta,
+                    "name" => ParamKey::Name,
+                    "uri" => ParamKey::Uri,
+                    "arguments" => ParamKey::Arguments,
+                    "cursor" => ParamKey::Cursor,
+                    "inputResponses" => ParamKey::InputResponses,
+                    "requestState" => ParamKey::RequestState,
+                    "taskId" => ParamKey::TaskId,
+                    "notifications" => ParamKey::Notifications,
+                    "ref" => ParamKey::Ref,
+                    "argument" => ParamKey::Argument,
+                    "context" => ParamKey::Context,
+                    _ => ParamKey::Other,
+                })
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}

@@ -13,7 +13,10 @@ pub(crate) trait Named {
 /// One immutable view of the registry.
 pub(crate) struct Snapshot<T> {
     items: Vec<T>,
-    index: HashMap<String, usize>,
+    /// Looked up on every call. foldhash rather than SipHash: some 150
+    /// instructions less a lookup; it is seeded per process, and its keys
+    /// are the server's own names (a client only looks names up).
+    index: HashMap<String, usize, foldhash::fast::RandomState>,
     /// Serialised list pages, built on first use and dropped with the snapshot.
     pub(crate) pages: OnceLock<Vec<Box<RawValue>>>,
 }

@@ -37,7 +37,9 @@ use std::pin::Pin;
 use std::sync::{Arc, LockResult, Mutex, MutexGuard, OnceLock};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -661,25 +663,33 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     mut rx: mpsc::UnboundedReceiver<Bytes>,
     gauge: Arc<OutputGauge>,
 ) -> io::Result<()> {
-    let mut w = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
+    let mut w = BufWriter::with_capacity(64 * 1024, writer);
     while let Some(msg) = rx.recv().await {
-        write_one(&mut w, msg, &gauge).await?;
+        let alone = rx.is_empty();
+        write_one(&mut w, msg, alone, &gauge).await?;
         // Batch whatever is already queued, then flush once.
         while let Ok(msg) = rx.try_recv() {
-            write_one(&mut w, msg, &gauge).await?;
+            let alone = rx.is_empty() && w.buffer().is_empty();
+            write_one(&mut w, msg, alone, &gauge).await?;
         }
         w.flush().await?;
     }
     w.flush().await
 }
 
+/// Writes `msg` and its newline. `alone`: nothing is queued after it, and
+/// nothing (but what `w` holds, when it is the first of a round) before.
 async fn write_one<W: AsyncWrite + Unpin>(
-    w: &mut W,
+    w: &mut BufWriter<W>,
     msg: Bytes,
+    alone: bool,
     gauge: &OutputGauge,
 ) -> io::Result<()> {
     let len = msg.len();
     let written = async {
+        if alone && len >= DIRECT_WRITE_BYTES && w.buffer().is_empty() {
+            return write_direct(w, &msg).await;
+        }
         w.write_all(&msg).await?;
         w.write_all(b"\n").await
     }
@@ -693,6 +703,34 @@ async fn write_one<W: AsyncWrite + Unpin>(
         gauge.wake();
     }
     written
+}
+
+/// A message this long (a batch of replies, or one large reply) that is
+/// the only one to write is written from its own buffer rather than copied
+/// into the writer's: the same one system call, without the copy. With
+/// others queued or held, the buffer gathers them into fewer calls.
+const DIRECT_WRITE_BYTES: usize = 4 * 1024;
+
+/// `msg` and its newline, written past `w`'s buffer (what the buffer holds
+/// goes first): one vectored write where the output takes it, no copy.
+async fn write_direct<W: AsyncWrite + Unpin>(w: &mut BufWriter<W>, msg: &[u8]) -> io::Result<()> {
+    w.flush().await?;
+    let out = w.get_mut();
+    let mut done = 0;
+    while done <= msg.len() {
+        let n = match msg.get(done..) {
+            Some(rest) if !rest.is_empty() => {
+                out.write_vectored(&[io::IoSlice::new(rest), io::IoSlice::new(b"\n")])
+                    .await?
+            }
+            _ => out.write(b"\n").await?,
+        };
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        done += n;
+    }
+    Ok(())
 }
 
 enum Line {

@@ -76,6 +76,26 @@ impl AsyncWrite for Output {
         }
     }
 
+    /// Passed on: a batch of replies goes out with its newline in one
+    /// system call.
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            Self::Pipe(tx) => Pin::new(tx).poll_write_vectored(cx, bufs),
+            Self::Blocking(stdout) => Pin::new(stdout).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Self::Pipe(tx) => tx.is_write_vectored(),
+            Self::Blocking(stdout) => stdout.is_write_vectored(),
+        }
+    }
+
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             Self::Pipe(tx) => Pin::new(tx).poll_flush(cx),

@@ -205,3 +205,110 @@ async fn gathered_replies_stay_lines_in_order() {
     drop((lines, client_write));
     serving.await.expect("joined").expect("served");
 }
+
+/// An output that takes at most `step` bytes a write, vectored or not,
+/// and keeps what it took.
+struct Trickle {
+    taken: Vec<u8>,
+    step: usize,
+    writes: usize,
+}
+
+impl AsyncWrite for Trickle {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let n = buf.len().min(this.step);
+        this.taken.extend_from_slice(&buf[..n]);
+        this.writes += 1;
+        std::task::Poll::Ready(Ok(n))
+    }
+
+    fn poll_write_vectored(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let mut n = 0;
+        for buf in bufs {
+            let take = buf.len().min(this.step - n);
+            this.taken.extend_from_slice(&buf[..take]);
+            n += take;
+            if n == this.step {
+                break;
+            }
+        }
+        this.writes += 1;
+        std::task::Poll::Ready(Ok(n))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A large message written alone goes past the buffer, whole and with its
+/// newline, however little each write takes; with an output that takes it
+/// all, in one write with its newline. One that follows what the buffer
+/// holds is gathered with it instead.
+#[tokio::test]
+async fn large_messages_are_written_whole_past_the_buffer() {
+    let big: Vec<u8> = (0..DIRECT_WRITE_BYTES + 3)
+        .map(|i| b'a' + u8::try_from(i % 26).expect("small"))
+        .collect();
+    // Rounds as `write_loop` makes them: messages, then a flush.
+    let rounds: [&[&[u8]]; 3] = [&[&big], &[b"first", &big], &[&big[..DIRECT_WRITE_BYTES]]];
+    let mut expected = Vec::new();
+    for m in rounds.iter().flat_map(|r| r.iter()) {
+        expected.extend_from_slice(m);
+        expected.push(b'\n');
+    }
+    for step in [1, 7, DIRECT_WRITE_BYTES, DIRECT_WRITE_BYTES + 4, 1 << 20] {
+        let gauge = OutputGauge::default();
+        let mut w = BufWriter::with_capacity(
+            64 * 1024,
+            Trickle {
+                taken: Vec::new(),
+                step,
+                writes: 0,
+            },
+        );
+        for round in rounds {
+            for (i, m) in round.iter().enumerate() {
+                let alone = i + 1 == round.len();
+                write_one(&mut w, Bytes::copy_from_slice(m), alone, &gauge)
+                    .await
+                    .expect("written");
+                // Written past the buffer only when alone and first.
+                let past = m.len() >= DIRECT_WRITE_BYTES && round.len() == 1;
+                assert_eq!(w.buffer().is_empty(), past, "step {step}");
+            }
+            w.flush().await.expect("flushed");
+        }
+        let out = w.into_inner();
+        assert!(out.taken == expected, "step {step}: the output differs");
+        if step == 1 << 20 {
+            // One write a round: each big one alone with its newline, and
+            // "first" gathered with the big one after it.
+            assert_eq!(out.writes, 3, "step {step}");
+        }
+    }
+}

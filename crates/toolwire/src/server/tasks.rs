@@ -712,9 +712,9 @@ impl Server {
     /// `tasks/get`, `tasks/update` and `tasks/cancel`, for a request that
     /// declared the extension (`Server::step` checked).
     ///
-    /// The record read from the store is taken apart by [`task_change`]
-    /// (Self::task_change), not held here: a value kept across the store's
-    /// next wait would size the future of every request.
+    /// The record read from the store is taken apart by
+    /// [`task_change`](Self::task_change), not held here: a value kept
+    /// across the store's next wait would size the future of every request.
     pub(crate) async fn task_method(&self, mut p: Prepared) -> Outcome {
         let Some(task_id) = p.params.task_id.take() else {
             return Outcome::error(ErrorObject::invalid_params(format!(

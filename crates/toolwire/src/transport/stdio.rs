@@ -669,7 +669,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         write_one(&mut w, msg, alone, &gauge).await?;
         // Batch whatever is already queued, then flush once.
         while let Ok(msg) = rx.try_recv() {
-            let alone = rx.is_empty() && w.buffer().is_empty();
+            let alone = rx.is_empty();
             write_one(&mut w, msg, alone, &gauge).await?;
         }
         w.flush().await?;
@@ -677,8 +677,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     w.flush().await
 }
 
-/// Writes `msg` and its newline. `alone`: nothing is queued after it, and
-/// nothing (but what `w` holds, when it is the first of a round) before.
+/// Writes `msg` and its newline. `alone`: nothing is queued after it.
 async fn write_one<W: AsyncWrite + Unpin>(
     w: &mut BufWriter<W>,
     msg: Bytes,

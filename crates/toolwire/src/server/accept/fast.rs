@@ -82,34 +82,45 @@ impl<'de> Visitor<'de> for EnvelopeInto<'_> {
     }
 }
 
-/// The envelope's member names, matched without allocating.
-enum EnvelopeKey {
-    Jsonrpc,
-    Id,
-    Method,
-    Params,
-    Other,
-}
+/// An enum of member names, with its reader: a name is matched without
+/// allocating, and any name not listed is `Other`.
+macro_rules! member_names {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $key:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy)]
+        enum $name {
+            $($variant,)*
+            Other,
+        }
 
-impl<'de> Deserialize<'de> for EnvelopeKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = EnvelopeKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<EnvelopeKey, E> {
-                Ok(match key {
-                    "jsonrpc" => EnvelopeKey::Jsonrpc,
-                    "id" => EnvelopeKey::Id,
-                    "method" => EnvelopeKey::Method,
-                    "params" => EnvelopeKey::Params,
-                    _ => EnvelopeKey::Other,
-                })
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct KeyVisitor;
+                impl Visitor<'_> for KeyVisitor {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                        f.write_str("a member name")
+                    }
+                    fn visit_str<E: de::Error>(self, key: &str) -> Result<$name, E> {
+                        Ok(match key {
+                            $($key => $name::$variant,)*
+                            _ => $name::Other,
+                        })
+                    }
+                }
+                d.deserialize_str(KeyVisitor)
             }
         }
-        d.deserialize_str(KeyVisitor)
+    };
+}
+
+member_names! {
+    /// The envelope's member names.
+    EnvelopeKey {
+        Jsonrpc = "jsonrpc",
+        Id = "id",
+        Method = "method",
+        Params = "params",
     }
 }
 
@@ -200,20 +211,16 @@ impl<'de> Visitor<'de> for ParamsInto<'_> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        /// A member given once: its slot was empty, and `seen` not set
-        /// (a member given as `null` leaves its slot empty).
-        fn first(seen: &mut u16, bit: u16) -> bool {
-            let first = *seen & bit == 0;
-            *seen |= bit;
-            first
-        }
         let p = self.0;
+        // The members read so far, one bit each: a `null` member leaves its
+        // slot empty, so the slots cannot tell a repeat.
         let mut seen = 0u16;
         while let Some(key) = map.next_key::<ParamKey>()? {
             let bit = 1u16 << (key as u16);
-            if !first(&mut seen, bit) {
+            if seen & bit != 0 {
                 return Err(declined());
             }
+            seen |= bit;
             match key {
                 ParamKey::Meta => p.meta = map.next_value::<Shared>()?.0,
                 ParamKey::Name => p.name = map.next_value()?,
@@ -234,50 +241,20 @@ impl<'de> Visitor<'de> for ParamsInto<'_> {
     }
 }
 
-/// The member names of [`Params`], matched without allocating.
-#[derive(Clone, Copy)]
-enum ParamKey {
-    Meta,
-    Name,
-    Uri,
-    Arguments,
-    Cursor,
-    InputResponses,
-    RequestState,
-    TaskId,
-    Notifications,
-    Ref,
-    Argument,
-    Context,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for ParamKey {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = ParamKey;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<ParamKey, E> {
-                Ok(match key {
-                    "_meta" => ParamKey::Meta,
-                    "name" => ParamKey::Name,
-                    "uri" => ParamKey::Uri,
-                    "arguments" => ParamKey::Arguments,
-                    "cursor" => ParamKey::Cursor,
-                    "inputResponses" => ParamKey::InputResponses,
-                    "requestState" => ParamKey::RequestState,
-                    "taskId" => ParamKey::TaskId,
-                    "notifications" => ParamKey::Notifications,
-                    "ref" => ParamKey::Ref,
-                    "argument" => ParamKey::Argument,
-                    "context" => ParamKey::Context,
-                    _ => ParamKey::Other,
-                })
-            }
-        }
-        d.deserialize_str(KeyVisitor)
+member_names! {
+    /// The member names of [`Params`].
+    ParamKey {
+        Meta = "_meta",
+        Name = "name",
+        Uri = "uri",
+        Arguments = "arguments",
+        Cursor = "cursor",
+        InputResponses = "inputResponses",
+        RequestState = "requestState",
+        TaskId = "taskId",
+        Notifications = "notifications",
+        Ref = "ref",
+        Argument = "argument",
+        Context = "context",
     }
 }

@@ -16,6 +16,7 @@ mod auth;
 mod body;
 mod config;
 mod early;
+mod found;
 #[cfg(feature = "tls")]
 mod h2;
 mod handle;

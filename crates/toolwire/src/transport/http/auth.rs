@@ -7,6 +7,7 @@
 //! #scope-challenge-handling; basic/authorization/authorization-server-discovery.mdx
 
 use super::body::HttpBody;
+use super::found::HeadHeaders;
 use super::handle::{error, json};
 use super::head::Head;
 use super::{BoxError, HttpConfig, HttpResponseFuture, HttpService};
@@ -56,7 +57,9 @@ impl HttpService {
             let res = metadata(&parts.method, doc);
             return HttpResponseFuture::ready(self.linger(res, &parts.headers, body));
         }
-        if let Err(refused) = self.check_target(&parts) {
+        // The head checks' headers are found again after authentication,
+        // which may wait: a walk is cheaper than keeping them.
+        if let Err(refused) = self.check_target(&parts, &HeadHeaders::find(&parts.headers)) {
             return self.after_head(parts, body, Err(refused));
         }
         match auth.check(parts.uri.query(), &parts.headers) {
@@ -95,9 +98,10 @@ impl HttpService {
         B::Data: Send,
         B::Error: Into<BoxError>,
     {
-        let mut head = self.read_head(&parts.headers);
+        let found = HeadHeaders::find(&parts.headers);
+        let mut head = self.read_head(&found);
         head.grant = Some(grant);
-        let head = self.check_method(&parts, head);
+        let head = self.check_method(&parts, &found, head);
         self.after_head(parts, body, head)
     }
 

@@ -5,6 +5,7 @@
 
 use super::body::HttpBody;
 use super::early::Refused;
+use super::found::HeadHeaders;
 use super::handle::{Early, error, with_status};
 use super::negotiate::{
     accepts_json_and_sse, check_transfer_coding, is_identity_coded, is_json_content_type,
@@ -69,13 +70,18 @@ impl HttpService {
     /// allow-lists, method, framing, content negotiation. A legacy
     /// session's GET (its standalone stream) and DELETE are answered here.
     pub(super) fn check_head(&self, parts: &http::request::Parts) -> Result<Head, HeadError> {
-        self.check_target(parts)?;
-        let head = self.read_head(&parts.headers);
-        self.check_method(parts, head)
+        let found = HeadHeaders::find(&parts.headers);
+        self.check_target(parts, &found)?;
+        let head = self.read_head(&found);
+        self.check_method(parts, &found, head)
     }
 
     /// The path and the `Host` and `Origin` allow-lists.
-    pub(super) fn check_target(&self, parts: &http::request::Parts) -> Result<(), HeadError> {
+    pub(super) fn check_target(
+        &self,
+        parts: &http::request::Parts,
+        found: &HeadHeaders<'_>,
+    ) -> Result<(), HeadError> {
         let shared = &*self.shared;
         if shared
             .config
@@ -90,10 +96,9 @@ impl HttpService {
         }
         // Spec: basic/transports/streamable-http.mdx#security--endpoint;
         // (2025-11-25) basic/transports.mdx#security-warning
-        if let Err(refusal) =
-            shared
-                .policy
-                .check(parts.version, parts.uri.authority(), &parts.headers)
+        if let Err(refusal) = shared
+            .policy
+            .check(parts.version, parts.uri.authority(), found)
         {
             let (status, why) = match refusal {
                 Refusal::BadHost => (
@@ -114,6 +119,7 @@ impl HttpService {
     pub(super) fn check_method(
         &self,
         parts: &http::request::Parts,
+        found: &HeadHeaders<'_>,
         head: Head,
     ) -> Result<Head, HeadError> {
         if parts.method != Method::POST {
@@ -125,7 +131,7 @@ impl HttpService {
                 _ => not_allowed(&parts.method, head.session_id.is_some()),
             })));
         }
-        if let Err(status) = check_transfer_coding(&parts.headers) {
+        if let Err(status) = check_transfer_coding(&parts.headers, found.transfer_encoding) {
             let why = if status == StatusCode::NOT_IMPLEMENTED {
                 "Not Implemented: the only transfer coding served is chunked"
             } else {
@@ -134,35 +140,35 @@ impl HttpService {
             return Err(HeadError::Refused(Refused::new(status, why).coded()));
         }
         // Spec: basic/transports/streamable-http.mdx#sending-messages
-        if !accepts_json_and_sse(&parts.headers) {
+        if !accepts_json_and_sse(&parts.headers, found.accept) {
             return Err(HeadError::Refused(Refused::new(
                 StatusCode::NOT_ACCEPTABLE,
                 "Not Acceptable: Accept must list both application/json and text/event-stream",
             )));
         }
-        if !is_json_content_type(&parts.headers) {
+        if !is_json_content_type(found.content_type) {
             return Err(HeadError::Refused(Refused::new(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "Unsupported Media Type: Content-Type must be application/json",
             )));
         }
-        if !is_identity_coded(&parts.headers) {
+        if !is_identity_coded(&parts.headers, found.content_encoding) {
             return Err(HeadError::Refused(Refused::content_coding()));
         }
         Ok(head)
     }
 
-    /// Reads the era-deciding headers. The modern request path reads no
-    /// more than a map lookup or two when there is no session header.
-    pub(super) fn read_head(&self, headers: &HeaderMap) -> Head {
+    /// Reads the era-deciding headers.
+    pub(super) fn read_head(&self, found: &HeadHeaders<'_>) -> Head {
         if self.shared.sessions.is_none() {
             return Head::default();
         }
-        let Some(sid) = headers.get(names::SESSION_ID) else {
+        let Some(sid) = found.session_id.first() else {
             return Head::default();
         };
         // A modern request ignores `Mcp-Session-Id`.
-        let session_id = (version_header(headers) != Some(PROTOCOL_VERSION))
+        let version = found.version.first().and_then(|v| v.to_str().ok());
+        let session_id = (version != Some(PROTOCOL_VERSION))
             .then(|| sid.to_str().unwrap_or_default().to_owned());
         Head {
             session_id,

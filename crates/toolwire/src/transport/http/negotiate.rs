@@ -5,7 +5,8 @@
 //! Spec: basic/transports/streamable-http.mdx#sending-messages — the client
 //! MUST list both `application/json` and `text/event-stream` in `Accept`.
 
-use http::header::{ACCEPT, CONTENT_ENCODING, CONTENT_TYPE, TRANSFER_ENCODING};
+use super::found::Found;
+use http::header::{ACCEPT, CONTENT_ENCODING, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, StatusCode};
 
 /// Whether the `Accept` header(s) make both `application/json` and
@@ -17,14 +18,13 @@ use http::{HeaderMap, HeaderName, StatusCode};
 /// `text/event-stream, application/json`, `*/*` and
 /// `application/json;q=0.5, text/*` all qualify, while `application/json`
 /// alone, `*/*, text/event-stream;q=0` and a missing header do not.
-pub(super) fn accepts_json_and_sse(headers: &HeaderMap) -> bool {
+pub(super) fn accepts_json_and_sse(headers: &HeaderMap, found: Found<'_>) -> bool {
     // The usual value, byte for byte: both types at q=1 and the most
     // specific range possible, so no other value can change the outcome.
-    if headers
-        .get(ACCEPT)
-        .is_some_and(|v| USUAL_ACCEPT.contains(&v.as_bytes()))
-    {
-        return true;
+    match found {
+        Found::Absent => return false,
+        Found::Once(v) if USUAL_ACCEPT.contains(&v.as_bytes()) => return true,
+        Found::Once(_) | Found::Repeated(_) => {}
     }
     let mut json = Best::default();
     let mut sse = Best::default();
@@ -107,9 +107,8 @@ fn parse_range(range: &str) -> Option<(&str, &str, f32)> {
 
 /// Whether the body is declared as `application/json` (parameters such as
 /// `charset` are allowed).
-pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
-    let mut values = headers.get_all(CONTENT_TYPE).iter();
-    let (Some(value), None) = (values.next(), values.next()) else {
+pub(super) fn is_json_content_type(found: Found<'_>) -> bool {
+    let Some(value) = found.once() else {
         return false;
     };
     if value.as_bytes() == b"application/json" {
@@ -131,12 +130,14 @@ pub(super) fn is_json_content_type(headers: &HeaderMap) -> bool {
 /// Spec: RFC 9112 §6.1 — a server that receives a transfer coding it does
 /// not understand SHOULD answer `501 Not Implemented`; `chunked` applied
 /// twice breaks the rule that a sender MUST NOT do so: `400`.
-pub(super) fn check_transfer_coding(headers: &HeaderMap) -> Result<(), StatusCode> {
-    let mut values = headers.get_all(TRANSFER_ENCODING).iter();
-    match (values.next(), values.next()) {
-        (None, _) => return Ok(()),
-        (Some(v), None) if v.as_bytes() == b"chunked" => return Ok(()),
-        _ => {}
+pub(super) fn check_transfer_coding(
+    headers: &HeaderMap,
+    found: Found<'_>,
+) -> Result<(), StatusCode> {
+    match found {
+        Found::Absent => return Ok(()),
+        Found::Once(v) if v.as_bytes() == b"chunked" => return Ok(()),
+        Found::Once(_) | Found::Repeated(_) => {}
     }
     let mut chunked = 0_usize;
     for coding in codings(headers, TRANSFER_ENCODING) {
@@ -159,8 +160,8 @@ pub(super) fn check_transfer_coding(headers: &HeaderMap) -> Result<(), StatusCod
 /// Spec: RFC 9110 §8.4 — a server MAY answer `415` to a content coding it
 /// does not accept (and §15.5.16: say which it accepts in
 /// `Accept-Encoding`).
-pub(super) fn is_identity_coded(headers: &HeaderMap) -> bool {
-    !headers.contains_key(CONTENT_ENCODING)
+pub(super) fn is_identity_coded(headers: &HeaderMap, found: Found<'_>) -> bool {
+    found.is_absent()
         || codings(headers, CONTENT_ENCODING).all(|c| c.eq_ignore_ascii_case("identity"))
 }
 
@@ -180,26 +181,29 @@ fn codings(headers: &HeaderMap, name: HeaderName) -> impl Iterator<Item = &str> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::found::HeadHeaders;
     use super::*;
     use http::HeaderValue;
+    use http::header::CONTENT_TYPE;
 
+    // Every check reads what the one walk found, as the service does.
     fn accept(values: &[&str]) -> bool {
-        let mut headers = HeaderMap::new();
-        for v in values {
-            headers.append(ACCEPT, HeaderValue::from_str(v).expect("header value"));
-        }
-        accepts_json_and_sse(&headers)
+        let headers = with(ACCEPT, values);
+        accepts_json_and_sse(&headers, HeadHeaders::find(&headers).accept)
     }
 
     fn content_type(values: &[&str]) -> bool {
-        let mut headers = HeaderMap::new();
-        for v in values {
-            headers.append(
-                CONTENT_TYPE,
-                HeaderValue::from_str(v).expect("header value"),
-            );
-        }
-        is_json_content_type(&headers)
+        let headers = with(CONTENT_TYPE, values);
+        is_json_content_type(HeadHeaders::find(&headers).content_type)
+    }
+
+    fn te(values: &[&str]) -> Result<(), StatusCode> {
+        let headers = with(TRANSFER_ENCODING, values);
+        check_transfer_coding(&headers, HeadHeaders::find(&headers).transfer_encoding)
+    }
+
+    fn identity(headers: &HeaderMap) -> bool {
+        is_identity_coded(headers, HeadHeaders::find(headers).content_encoding)
     }
 
     #[test]
@@ -267,7 +271,6 @@ mod tests {
 
     #[test]
     fn only_chunked_once_is_a_served_transfer_coding() {
-        let te = |values: &[&str]| check_transfer_coding(&with(TRANSFER_ENCODING, values));
         assert_eq!(te(&[]), Ok(()));
         assert_eq!(te(&["chunked"]), Ok(()));
         assert_eq!(te(&["Chunked"]), Ok(()));
@@ -285,7 +288,7 @@ mod tests {
 
     #[test]
     fn only_identity_is_a_served_content_coding() {
-        let ce = |values: &[&str]| is_identity_coded(&with(CONTENT_ENCODING, values));
+        let ce = |values: &[&str]| identity(&with(CONTENT_ENCODING, values));
         assert!(ce(&[]));
         assert!(ce(&["identity"]));
         assert!(ce(&["IDENTITY, identity"]));
@@ -299,7 +302,7 @@ mod tests {
             HeaderValue::from_bytes(b"\xffgzip").expect("obs-text value"),
         );
         assert!(!ce(&["identity", "gzip"]));
-        assert!(!is_identity_coded(&obs));
+        assert!(!identity(&obs));
     }
 
     #[test]

@@ -5,8 +5,7 @@
 //! Checking `Host` as well stops a rebound name even from clients that send
 //! no `Origin`.
 
-use http::HeaderMap;
-use http::header::{HOST, ORIGIN};
+use super::found::{Found, HeadHeaders};
 
 /// One allow-list entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,42 +158,40 @@ impl OriginPolicy {
         &self,
         version: http::Version,
         authority: Option<&http::uri::Authority>,
-        headers: &HeaderMap,
+        found: &HeadHeaders<'_>,
     ) -> Result<(), Refusal> {
         let Some(hosts) = &self.hosts else {
             if authority.is_none()
                 && version == http::Version::HTTP_11
-                && single(headers, HOST).and_then(parse_authority).is_none()
+                && single(found.host).and_then(parse_authority).is_none()
             {
                 return Err(Refusal::BadHost);
             }
-            return self.check_origin(headers);
+            return self.check_origin(found.origin);
         };
         let host = match authority {
             Some(a) => a.as_str(),
-            None => single(headers, HOST).ok_or(Refusal::BadHost)?,
+            None => single(found.host).ok_or(Refusal::BadHost)?,
         };
         if hosts.iter().any(|p| p.matches_exact(host.as_bytes())) {
-            return self.check_origin(headers);
+            return self.check_origin(found.origin);
         }
         let (host, port) = parse_authority(host).ok_or(Refusal::BadHost)?;
         if !hosts.iter().any(|p| p.matches(None, host, port)) {
             return Err(Refusal::Host);
         }
-        self.check_origin(headers)
+        self.check_origin(found.origin)
     }
 
     /// Checks `Origin`, when it is present and there is a list.
-    fn check_origin(&self, headers: &HeaderMap) -> Result<(), Refusal> {
+    fn check_origin(&self, origin: Found<'_>) -> Result<(), Refusal> {
         if let Some(origins) = &self.origins {
-            let mut values = headers.get_all(ORIGIN).iter();
-            let Some(first) = values.next() else {
+            let first = match origin {
                 // Not a browser request: nothing to check.
-                return Ok(());
+                Found::Absent => return Ok(()),
+                Found::Once(first) => first,
+                Found::Repeated(_) => return Err(Refusal::Origin),
             };
-            if values.next().is_some() {
-                return Err(Refusal::Origin);
-            }
             let Some((scheme, host, port)) = first.to_str().ok().and_then(parse_origin) else {
                 return Err(Refusal::Origin);
             };
@@ -207,12 +204,8 @@ impl OriginPolicy {
 }
 
 /// The only value of a header, if it has exactly one readable value.
-fn single(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&str> {
-    let mut values = headers.get_all(name).iter();
-    match (values.next(), values.next()) {
-        (Some(v), None) => v.to_str().ok(),
-        _ => None,
-    }
+fn single(found: Found<'_>) -> Option<&str> {
+    found.once().and_then(|v| v.to_str().ok())
 }
 
 /// Reads an RFC 6454 origin, `scheme://host[:port]`. The opaque origin
@@ -234,7 +227,8 @@ fn parse_origin(origin: &str) -> Option<(&str, &str, Option<u16>)> {
 mod tests {
     use super::super::config::LOCAL_HOSTS;
     use super::*;
-    use http::HeaderValue;
+    use http::header::{HOST, ORIGIN};
+    use http::{HeaderMap, HeaderValue};
 
     fn local() -> OriginPolicy {
         let list: Vec<String> = LOCAL_HOSTS.iter().map(|h| (*h).to_owned()).collect();
@@ -253,7 +247,7 @@ mod tests {
         if let Some(o) = origin {
             headers.insert(ORIGIN, HeaderValue::from_str(o).expect("origin"));
         }
-        policy.check(http::Version::HTTP_11, None, &headers)
+        policy.check(http::Version::HTTP_11, None, &HeadHeaders::find(&headers))
     }
 
     #[test]
@@ -349,15 +343,22 @@ mod tests {
         // HTTP/1.0 needs no Host, unless a list must check it.
         let headers = HeaderMap::new();
         let any = OriginPolicy::new(None, None);
-        assert_eq!(any.check(http::Version::HTTP_10, None, &headers), Ok(()));
         assert_eq!(
-            local().check(http::Version::HTTP_10, None, &headers),
+            any.check(http::Version::HTTP_10, None, &HeadHeaders::find(&headers)),
+            Ok(())
+        );
+        assert_eq!(
+            local().check(http::Version::HTTP_10, None, &HeadHeaders::find(&headers)),
             Err(Refusal::BadHost)
         );
         // The URI's authority (HTTP/2, absolute form) stands for Host.
         let authority: http::uri::Authority = "localhost:1".parse().expect("authority");
         assert_eq!(
-            local().check(http::Version::HTTP_2, Some(&authority), &headers),
+            local().check(
+                http::Version::HTTP_2,
+                Some(&authority),
+                &HeadHeaders::find(&headers)
+            ),
             Ok(())
         );
     }
@@ -451,7 +452,11 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(HOST, HeaderValue::from_static("localhost"));
         assert_eq!(
-            p.check(http::Version::HTTP_11, Some(&authority), &headers),
+            p.check(
+                http::Version::HTTP_11,
+                Some(&authority),
+                &HeadHeaders::find(&headers)
+            ),
             Err(Refusal::Host)
         );
     }
@@ -463,7 +468,7 @@ mod tests {
         headers.append(HOST, HeaderValue::from_static("localhost"));
         headers.append(HOST, HeaderValue::from_static("localhost"));
         assert_eq!(
-            p.check(http::Version::HTTP_11, None, &headers),
+            p.check(http::Version::HTTP_11, None, &HeadHeaders::find(&headers)),
             Err(Refusal::BadHost)
         );
         let mut headers = HeaderMap::new();
@@ -471,7 +476,7 @@ mod tests {
         headers.append(ORIGIN, HeaderValue::from_static("http://localhost"));
         headers.append(ORIGIN, HeaderValue::from_static("http://localhost"));
         assert_eq!(
-            p.check(http::Version::HTTP_11, None, &headers),
+            p.check(http::Version::HTTP_11, None, &HeadHeaders::find(&headers)),
             Err(Refusal::Origin)
         );
     }

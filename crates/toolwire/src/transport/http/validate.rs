@@ -5,6 +5,7 @@
 //!
 //! Spec: basic/transports/streamable-http.mdx#server-validation
 
+use super::found::Found;
 use super::names;
 use crate::server::{Prepared, Server};
 use http::{HeaderMap, HeaderValue};
@@ -46,7 +47,7 @@ pub(crate) fn check_metadata_headers(
         _ => None,
     };
     if let Some((field, body)) = source {
-        let Some(raw) = found.name.only(NAME)? else {
+        let Some(raw) = only(found.name, NAME)? else {
             return Err(missing(NAME));
         };
         // Spec: basic/transports/streamable-http.mdx#value-encoding — decode
@@ -141,30 +142,12 @@ fn repeated(name: &str) -> ErrorObject {
     )
 }
 
-/// How often a header appears, and its value when once.
-#[derive(Clone, Copy, Default)]
-enum Found<'h> {
-    #[default]
-    Absent,
-    Once(&'h HeaderValue),
-    Repeated,
-}
-
-impl<'h> Found<'h> {
-    fn add(&mut self, value: &'h HeaderValue) {
-        *self = match self {
-            Self::Absent => Self::Once(value),
-            Self::Once(_) | Self::Repeated => Self::Repeated,
-        };
-    }
-
-    /// As [`one`] answers.
-    fn only(self, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
-        match self {
-            Self::Absent => Ok(None),
-            Self::Once(v) => Ok(Some(v)),
-            Self::Repeated => Err(repeated(name)),
-        }
+/// As [`one`] answers, for a header found in a walk.
+fn only<'h>(found: Found<'h>, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
+    match found {
+        Found::Absent => Ok(None),
+        Found::Once(v) => Ok(Some(v)),
+        Found::Repeated(_) => Err(repeated(name)),
     }
 }
 
@@ -182,11 +165,15 @@ impl<'h> Metadata<'h> {
     fn find(headers: &'h HeaderMap) -> Self {
         let mut found = Self::default();
         for (key, value) in headers {
-            let slot = match key.as_str() {
-                k if k == names::PROTOCOL_VERSION.as_str() => &mut found.version,
-                k if k == names::METHOD.as_str() => &mut found.method,
-                k if k == names::NAME.as_str() => &mut found.name,
-                _ => continue,
+            // `HeaderName`s compare without spelling out a standard name.
+            let slot = if *key == names::PROTOCOL_VERSION {
+                &mut found.version
+            } else if *key == names::METHOD {
+                &mut found.method
+            } else if *key == names::NAME {
+                &mut found.name
+            } else {
+                continue;
             };
             slot.add(value);
         }
@@ -197,7 +184,7 @@ impl<'h> Metadata<'h> {
 /// A required header that takes no Base64 sentinel, with surrounding
 /// spaces and tabs removed.
 fn required_plain<'h>(found: Found<'h>, name: &str) -> Result<&'h str, ErrorObject> {
-    let Some(value) = found.only(name)? else {
+    let Some(value) = only(found, name)? else {
         return Err(missing(name));
     };
     // Spec: basic/transports/streamable-http.mdx#server-validation — only

@@ -13,9 +13,11 @@ use crate::server::Server;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use std::future::Future;
+use std::future::poll_fn;
 use std::io;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
@@ -147,14 +149,9 @@ where
                         .serve_connection(TokioIo::new(stream), service.for_peer(counts));
                     connections.spawn(async move {
                         let _held = (slot, held);
-                        let mut conn = pin!(conn);
-                        let result = tokio::select! {
-                            result = conn.as_mut() => result,
-                            () = stop.cancelled() => {
-                                conn.as_mut().graceful_shutdown();
-                                conn.await
-                            }
-                        };
+                        let conn = pin!(conn);
+                        let result =
+                            until_stopped(conn, &stop, |c| c.graceful_shutdown()).await;
                         if let Err(e) = result {
                             tracing::debug!(error = %e, "HTTP connection ended with an error");
                         }
@@ -189,6 +186,47 @@ where
         while connections.join_next().await.is_some() {}
     }
     Ok(())
+}
+
+/// Serves a connection to its end. If `stop` fires first, `shutdown` asks
+/// it to finish gracefully (its requests in flight are answered), and it is
+/// served until it has.
+///
+/// A busy connection's task is woken for every request. `select!` on the
+/// stop signal would poll its wait at each wake, which locks the token's
+/// and its notifier's mutexes; here the wait is polled once, to register
+/// the task, and again only if the task's waker changes. In between, the
+/// token's flag tells whether it fired: it is set before the task is woken.
+pub(super) async fn until_stopped<C: Future>(
+    mut conn: Pin<&mut C>,
+    stop: &CancellationToken,
+    shutdown: impl FnOnce(Pin<&mut C>),
+) -> C::Output {
+    let mut stopped = pin!(stop.cancelled());
+    let mut watching: Option<Waker> = None;
+    let ended = poll_fn(|cx| {
+        if let Poll::Ready(out) = conn.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        if stop.is_cancelled() {
+            return Poll::Ready(None);
+        }
+        if !watching.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            if stopped.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(None);
+            }
+            watching = Some(cx.waker().clone());
+        }
+        Poll::Pending
+    })
+    .await;
+    match ended {
+        Some(out) => out,
+        None => {
+            shutdown(conn.as_mut());
+            conn.await
+        }
+    }
 }
 
 /// Waits for a connection slot, then accepts.
@@ -249,5 +287,93 @@ impl Backoff {
         log_limit::warn_limited!(error = %e, "accepting connections failed; backing off");
         tokio::time::sleep(self.delay).await;
         self.delay = (self.delay * 2).min(Self::MOST);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A connection that is woken often (as a busy one is) and ends only
+    /// once asked to shut down.
+    struct Busy {
+        polls: Arc<AtomicUsize>,
+        shutting: bool,
+    }
+
+    impl Future for Busy {
+        type Output = &'static str;
+        fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<&'static str> {
+            if self.shutting {
+                return Poll::Ready("finished gracefully");
+            }
+            self.polls.fetch_add(1, Ordering::Relaxed);
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    #[tokio::test]
+    async fn a_busy_connection_sees_the_stop_and_is_shut_down_gracefully() {
+        let stop = CancellationToken::new();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let serving = tokio::spawn({
+            let (stop, polls) = (stop.clone(), Arc::clone(&polls));
+            async move {
+                let conn = pin!(Busy {
+                    polls,
+                    shutting: false
+                });
+                until_stopped(conn, &stop, |mut c| c.shutting = true).await
+            }
+        });
+        // The connection keeps being woken with the same waker, so the
+        // stop is seen by its flag, not by a new poll of the wait.
+        while polls.load(Ordering::Relaxed) < 100 {
+            tokio::task::yield_now().await;
+        }
+        stop.cancel();
+        let ended = tokio::time::timeout(Duration::from_secs(5), serving)
+            .await
+            .expect("the stop is seen")
+            .expect("joined");
+        assert_eq!(ended, "finished gracefully");
+    }
+
+    /// A connection that never wakes its task itself.
+    struct Idle {
+        asked: bool,
+    }
+
+    impl Future for Idle {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<()> {
+            if self.asked {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_woken_by_the_stop() {
+        let stop = CancellationToken::new();
+        let serving = tokio::spawn({
+            let stop = stop.clone();
+            async move {
+                let conn = pin!(Idle { asked: false });
+                until_stopped(conn, &stop, |mut c| c.asked = true).await;
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!serving.is_finished());
+        // Only the stop can wake the task now.
+        stop.cancel();
+        tokio::time::timeout(Duration::from_secs(5), serving)
+            .await
+            .expect("the stop woke the connection's task")
+            .expect("joined");
     }
 }

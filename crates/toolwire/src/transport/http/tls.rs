@@ -271,14 +271,7 @@ pub(super) async fn serve<S>(
         }
     } else {
         let conn = h1.serve_connection(io, service);
-        let mut conn = pin!(conn);
-        tokio::select! {
-            result = conn.as_mut() => result,
-            () = stop.cancelled() => {
-                conn.as_mut().graceful_shutdown();
-                conn.await
-            }
-        }
+        super::serve::until_stopped(pin!(conn), &stop, |c| c.graceful_shutdown()).await
     };
     if let Err(e) = result {
         tracing::debug!(error = %e, "HTTPS connection ended with an error");

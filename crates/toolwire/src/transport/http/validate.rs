@@ -30,12 +30,16 @@ pub(crate) fn check_metadata_headers(
     // this revision does not serve pre-2025-06-18 clients, so a missing
     // header is a validation failure.
     let found = Metadata::find(headers);
-    let version = required_plain(found.version, PROTOCOL_VERSION)?;
-    compare(PROTOCOL_VERSION, version, p.protocol_version())?;
+    if !is_verbatim(found.version, p.protocol_version()) {
+        let version = required_plain(found.version, PROTOCOL_VERSION)?;
+        compare(PROTOCOL_VERSION, version, p.protocol_version())?;
+    }
 
     // Spec: basic/transports/streamable-http.mdx#standard-request-headers
-    let method = required_plain(found.method, METHOD)?;
-    compare(METHOD, method, p.method.as_str())?;
+    if !is_verbatim(found.method, p.method.as_str()) {
+        let method = required_plain(found.method, METHOD)?;
+        compare(METHOD, method, p.method.as_str())?;
+    }
 
     let source = match p.method {
         Method::CallTool | Method::GetPrompt => Some(("params.name", &p.params.name)),
@@ -46,7 +50,11 @@ pub(crate) fn check_metadata_headers(
         }
         _ => None,
     };
-    if let Some((field, body)) = source {
+    if let Some((field, body)) = source
+        && !body
+            .as_deref()
+            .is_some_and(|b| is_verbatim(found.name, b) && !b.starts_with("=?base64?"))
+    {
         let Some(raw) = only(found.name, NAME)? else {
             return Err(missing(NAME));
         };
@@ -142,6 +150,16 @@ fn repeated(name: &str) -> ErrorObject {
     )
 }
 
+/// Whether a header appears once and is the body's value byte for byte,
+/// all of it visible ASCII: then it has no characters to refuse, no spaces
+/// to trim, and it matches, which is what the usual request sends. Anything
+/// else takes the full check.
+fn is_verbatim(found: Found<'_>, body: &str) -> bool {
+    found.once().is_some_and(|v| {
+        v.as_bytes() == body.as_bytes() && body.bytes().all(|b| b.is_ascii_graphic())
+    })
+}
+
 /// As [`one`] answers, for a header found in a walk.
 fn only<'h>(found: Found<'h>, name: &str) -> Result<Option<&'h HeaderValue>, ErrorObject> {
     match found {
@@ -231,4 +249,32 @@ fn invalid_chars(name: &str) -> ErrorObject {
 
 fn decode_error(name: &str, e: &HeaderValueError) -> ErrorObject {
     mismatch(name, format!("Header mismatch: {name}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_lone_visible_ascii_copy_of_the_body_skips_the_full_check() {
+        let value = |s: &'static str| HeaderValue::from_static(s);
+        let (plain, padded, spaced) = (value("tools/call"), value(" tools/call"), value("a b"));
+        assert!(is_verbatim(Found::Once(&plain), "tools/call"));
+        assert!(!is_verbatim(Found::Once(&plain), "tools/list"));
+        // Spaces are trimmed (or kept inside) by the full check, which
+        // decides then.
+        assert!(!is_verbatim(Found::Once(&padded), " tools/call"));
+        assert!(!is_verbatim(Found::Once(&spaced), "a b"));
+        assert!(!is_verbatim(Found::Repeated(&plain), "tools/call"));
+        assert!(!is_verbatim(Found::Absent, "tools/call"));
+        let obs = HeaderValue::from_bytes("café".as_bytes()).expect("obs-text");
+        assert!(!is_verbatim(Found::Once(&obs), "café"));
+        // The full check refuses what the shortcut does not take.
+        assert!(required_plain(Found::Repeated(&plain), METHOD).is_err());
+        assert!(required_plain(Found::Once(&obs), METHOD).is_err());
+        assert_eq!(
+            required_plain(Found::Once(&padded), METHOD).ok(),
+            Some("tools/call")
+        );
+    }
 }

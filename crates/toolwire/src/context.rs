@@ -435,9 +435,10 @@ impl RequestContext {
         self.inner.cancel.is_cancelled()
     }
 
-    /// Resolves when the request is cancelled.
+    /// Resolves when the request is cancelled. Cheap to race against other
+    /// work (`select!`): polled again with the same waker, it reads a flag.
     pub async fn cancelled(&self) {
-        self.inner.cancel.cancelled().await;
+        crate::watch::fired(&self.inner.cancel).await;
     }
 
     /// Whether progress reports reach the client: only when it sent a

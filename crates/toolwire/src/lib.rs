@@ -92,6 +92,7 @@ pub mod testing;
 mod tool;
 mod transport;
 mod uri_template;
+mod watch;
 
 #[cfg(feature = "auth")]
 pub use auth::{

@@ -10,6 +10,7 @@ use super::timed_io::WriteTimeout;
 use super::{HttpConfig, HttpService};
 use crate::log_limit;
 use crate::server::Server;
+use crate::watch::Watch;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use std::future::Future;
@@ -17,7 +18,7 @@ use std::future::poll_fn;
 use std::io;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
-use std::task::{Poll, Waker};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
@@ -192,30 +193,21 @@ where
 /// it to finish gracefully (its requests in flight are answered), and it is
 /// served until it has.
 ///
-/// A busy connection's task is woken for every request. `select!` on the
-/// stop signal would poll its wait at each wake, which locks the token's
-/// and its notifier's mutexes; here the wait is polled once, to register
-/// the task, and again only if the task's waker changes. In between, the
-/// token's flag tells whether it fired: it is set before the task is woken.
+/// A busy connection's task is woken for every request: the stop signal
+/// is watched without polling its wait at each wake (`crate::watch`).
 pub(super) async fn until_stopped<C: Future>(
     mut conn: Pin<&mut C>,
     stop: &CancellationToken,
     shutdown: impl FnOnce(Pin<&mut C>),
 ) -> C::Output {
-    let mut stopped = pin!(stop.cancelled());
-    let mut watching: Option<Waker> = None;
+    let wait = pin!(stop.cancelled());
+    let mut stopped = Watch::new(stop, wait);
     let ended = poll_fn(|cx| {
         if let Poll::Ready(out) = conn.as_mut().poll(cx) {
             return Poll::Ready(Some(out));
         }
-        if stop.is_cancelled() {
+        if stopped.fired(cx) {
             return Poll::Ready(None);
-        }
-        if !watching.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            if stopped.as_mut().poll(cx).is_ready() {
-                return Poll::Ready(None);
-            }
-            watching = Some(cx.waker().clone());
         }
         Poll::Pending
     })

@@ -122,6 +122,99 @@ impl Serialize for ParamsOut<'_> {
     }
 }
 
+impl ParamsOut<'_> {
+    /// The request, written out member by member. The output is what
+    /// serializing the envelope with serde_json gives (`tests` compares
+    /// them), but the protocol's `_meta` keys go in as they are: they are
+    /// constants with nothing to escape, and serde_json would scan each of
+    /// their forty-odd bytes for escapes on every request.
+    fn encode(&self, id: &RequestId, method: &str) -> Vec<u8> {
+        let mut out = Vec::with_capacity(256);
+        match self.write(&mut out, id, method) {
+            Ok(()) => out,
+            // Only a value serde_json cannot write (none of the request's
+            // can fail): the envelope's own encoder says why.
+            Err(_) => encode_request(id, method, Some(self)),
+        }
+    }
+
+    fn write(&self, out: &mut Vec<u8>, id: &RequestId, method: &str) -> serde_json::Result<()> {
+        out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+        serde_json::to_writer(&mut *out, id)?;
+        out.extend_from_slice(br#","method":"#);
+        serde_json::to_writer(&mut *out, method)?;
+        out.extend_from_slice(br#","params":{"#);
+        let mut members = Members::default();
+        for (k, v) in self.params {
+            if k != "_meta" {
+                members.entry(out, k, v)?;
+            }
+        }
+        if !self.meta.is_empty() {
+            members.next(out);
+            out.extend_from_slice(br#""_meta":{"#);
+            let mut meta = Members::default();
+            for (k, v) in self.meta.given().chain(self.meta.defaults()) {
+                meta.entry(out, k, v)?;
+            }
+            for (k, v) in &self.meta.ours {
+                if is_protocol_key(k) {
+                    meta.next(out);
+                    out.push(b'"');
+                    out.extend_from_slice(k.as_bytes());
+                    out.extend_from_slice(b"\":");
+                    serde_json::to_writer(&mut *out, v)?;
+                } else {
+                    meta.entry(out, k, v)?;
+                }
+            }
+            out.push(b'}');
+        }
+        out.extend_from_slice(b"}}");
+        Ok(())
+    }
+}
+
+/// The `_meta` keys this client writes, none with a character JSON
+/// escapes.
+fn is_protocol_key(k: &str) -> bool {
+    [
+        PROTOCOL_VERSION_KEY,
+        CLIENT_CAPABILITIES_KEY,
+        CLIENT_INFO_KEY,
+        PROGRESS_TOKEN_KEY,
+        LOG_LEVEL_KEY,
+    ]
+    .contains(&k)
+}
+
+/// The members of one JSON object being written: a comma before each but
+/// the first.
+#[derive(Default)]
+struct Members {
+    started: bool,
+}
+
+impl Members {
+    fn next(&mut self, out: &mut Vec<u8>) {
+        if std::mem::replace(&mut self.started, true) {
+            out.push(b',');
+        }
+    }
+
+    fn entry(
+        &mut self,
+        out: &mut Vec<u8>,
+        k: &str,
+        v: &(impl Serialize + ?Sized),
+    ) -> serde_json::Result<()> {
+        self.next(out);
+        serde_json::to_writer(&mut *out, k)?;
+        out.push(b':');
+        serde_json::to_writer(&mut *out, v)
+    }
+}
+
 const VERSION_NAME: HeaderName = HeaderName::from_static("mcp-protocol-version");
 const METHOD_NAME: HeaderName = HeaderName::from_static("mcp-method");
 const NAME_NAME: HeaderName = HeaderName::from_static("mcp-name");
@@ -209,7 +302,7 @@ impl Client {
             ours,
         };
         let body = ParamsOut { params, meta };
-        (Bytes::from(encode_request(id, method, Some(&body))), token)
+        (Bytes::from(body.encode(id, method)), token)
     }
 
     /// The HTTP headers of a request: the version, the method, the name
@@ -288,7 +381,83 @@ impl Client {
 
 #[cfg(test)]
 mod tests {
-    use super::{header_value, static_value};
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_written_request_is_what_serde_json_writes() {
+        let raw = RawValue::from_string(r#"{"roots":{}}"#.to_owned()).expect("raw");
+        let caps = ClientCapabilities::default();
+        let token = ProgressToken::String("toolwire-7".to_owned());
+        let level = LoggingLevel::Debug;
+        let given = json!({"mine": "a\"b", "progressToken": "overridden"});
+        let defaults = json!({"tenant": {"id": 3}, "mine": "not used"});
+        let params = json!({"name": "échø", "arguments": {"q": [1, 2.5, null]}, "_meta": given});
+        let (Value::Object(params), Value::Object(defaults)) = (params, defaults) else {
+            unreachable!()
+        };
+        let Some(Value::Object(given)) = params.get("_meta") else {
+            unreachable!()
+        };
+        let ours = vec![
+            (PROTOCOL_VERSION_KEY, Ours::Str("2026-07-28")),
+            (CLIENT_CAPABILITIES_KEY, Ours::Capabilities(&caps)),
+            (CLIENT_INFO_KEY, Ours::Raw(&raw)),
+            (PROGRESS_TOKEN_KEY, Ours::Token(&token)),
+            (LOG_LEVEL_KEY, Ours::Level(&level)),
+            // Not a protocol key: written (and escaped) by serde_json.
+            ("trace\"parent", Ours::Raw(&raw)),
+        ];
+        let body = ParamsOut {
+            params: &params,
+            meta: MetaOut {
+                given: Some(given),
+                defaults: &defaults,
+                ours,
+            },
+        };
+        for id in [RequestId::Number(42), RequestId::String("a\"b".into())] {
+            let written = body.encode(&id, "tools/call");
+            assert_eq!(
+                String::from_utf8(written).expect("utf-8"),
+                String::from_utf8(encode_request(&id, "tools/call", Some(&body))).expect("utf-8")
+            );
+        }
+        // No `_meta` at all, and no members.
+        let empty = Map::new();
+        let bare = ParamsOut {
+            params: &empty,
+            meta: MetaOut {
+                given: None,
+                defaults: &empty,
+                ours: Vec::new(),
+            },
+        };
+        let id = RequestId::Number(1);
+        assert_eq!(
+            bare.encode(&id, "ping"),
+            encode_request(&id, "ping", Some(&bare))
+        );
+        assert_eq!(
+            bare.encode(&id, "ping"),
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#
+        );
+    }
+
+    #[test]
+    fn protocol_keys_have_nothing_to_escape() {
+        for k in [
+            PROTOCOL_VERSION_KEY,
+            CLIENT_CAPABILITIES_KEY,
+            CLIENT_INFO_KEY,
+            PROGRESS_TOKEN_KEY,
+            LOG_LEVEL_KEY,
+        ] {
+            assert!(is_protocol_key(k));
+            assert_eq!(serde_json::to_string(k).expect("str"), format!("\"{k}\""));
+        }
+        assert!(!is_protocol_key("traceparent"));
+    }
 
     #[test]
     fn a_static_value_is_the_value_from_str_makes_and_refuses_what_it_refuses() {

@@ -88,6 +88,12 @@ def main() -> None:
     # the client's delayed ACK, 40 ms a request.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening before the port is printed: a client that connects at once
+    # waits in the backlog until Uvicorn accepts, instead of being refused
+    # while Uvicorn starts (which the interop run once saw as "fetch
+    # failed"). Uvicorn listens on the socket again, which only sets the
+    # backlog.
+    sock.listen(128)
     print(sock.getsockname()[1], flush=True)
     config = uvicorn.Config(app, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])

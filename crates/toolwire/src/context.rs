@@ -229,9 +229,13 @@ impl RequestContext {
         self
     }
 
-    /// Attaches what an MRTR retry brought.
+    /// Attaches what an MRTR retry brought. A first attempt brings
+    /// nothing, which is what an empty slot reads as: it is left empty,
+    /// sparing every plain call the slot's initialisation.
     pub(crate) fn with_round(self, input: RoundInput) -> Self {
-        let _ = self.inner.round.set(input);
+        if !input.is_first() {
+            let _ = self.inner.round.set(input);
+        }
         self
     }
 
@@ -614,6 +618,42 @@ mod tests {
         cx.cancellation().cancel();
         cx.log(LoggingLevel::Error, None, "after cancel");
         assert!(sent(&mut rx).is_empty());
+    }
+
+    #[test]
+    fn a_first_round_leaves_the_slot_empty_and_anything_more_is_kept() {
+        let (cx, _rx) = context(json!({}));
+        let cx = cx.with_round(RoundInput {
+            round: 1,
+            ..RoundInput::default()
+        });
+        assert!(cx.inner.round.get().is_none());
+        assert_eq!(cx.input_round(), 1);
+        // A rerun's default input (round 0) reads as a first attempt too.
+        let (cx, _rx) = context(json!({}));
+        let cx = cx.with_round(RoundInput::default());
+        assert_eq!(cx.input_round(), 1);
+        // Round 1 with answers nothing vouches for still brings them.
+        let (cx, _rx) = context(json!({}));
+        let cx = cx.with_round(RoundInput {
+            round: 1,
+            unsolicited: Some(
+                serde_json::from_value(json!({"extra": {"action": "cancel"}})).expect("map"),
+            ),
+            ..RoundInput::default()
+        });
+        assert_eq!(
+            cx.unsolicited_input::<ElicitAnswer>("extra")
+                .expect("valid"),
+            Some(ElicitAnswer::Cancel)
+        );
+        let (cx, _rx) = context(json!({}));
+        let cx = cx.with_round(RoundInput {
+            round: 1,
+            state: json!({"n": 1}),
+            ..RoundInput::default()
+        });
+        assert_eq!(cx.state::<Value>().expect("ok"), Some(json!({"n": 1})));
     }
 
     #[test]

@@ -22,6 +22,18 @@ pub(crate) struct RoundInput {
     pub(crate) state: Value,
 }
 
+impl RoundInput {
+    /// Whether this is a first attempt that brought nothing: round 1, no
+    /// answers and no state, as [`RequestContext`](crate::RequestContext)
+    /// reads a context without a round.
+    pub(crate) fn is_first(&self) -> bool {
+        self.round <= 1
+            && self.responses.is_none()
+            && self.unsolicited.is_none()
+            && self.state.is_null()
+    }
+}
+
 /// Splits `all` into the answers to the requests `asked` names (sorted;
 /// `None` when no verified state says what was asked) and the rest.
 pub(crate) fn split_answers(

@@ -166,16 +166,21 @@ impl Server {
     /// through the layers ([`Server::with_layer`]) when there are any,
     /// else straight through the pipeline, answered at once when no
     /// handler runs.
+    ///
+    /// `cancel` makes the request's cancellation token, called only when
+    /// something will run that can be cancelled: a request answered at once
+    /// (a list page, discovery, a refusal) makes none, and costs neither its
+    /// allocation nor the locking of its clones and drops.
     pub(crate) fn dispatch(
         &self,
         p: Prepared,
-        cancel: CancellationToken,
+        cancel: impl FnOnce() -> CancellationToken,
         outbound: Option<Outbound>,
     ) -> Dispatch {
         if let Some(stack) = self.layers() {
             let req = McpRequest {
                 p,
-                cancel,
+                cancel: cancel(),
                 outbound,
                 server: self.clone(),
             };
@@ -185,11 +190,12 @@ impl Server {
     }
 
     /// The pipeline under the layers: [`step`](Self::step), then the
-    /// handler; with `otel`, the request's span around both.
+    /// handler; with `otel`, the request's span around both. `cancel` as
+    /// for [`dispatch`](Self::dispatch).
     pub(crate) fn core(
         &self,
         p: Prepared,
-        cancel: CancellationToken,
+        cancel: impl FnOnce() -> CancellationToken,
         outbound: Option<Outbound>,
     ) -> Dispatch {
         // Spec: basic/index.mdx#opentelemetry-trace-context — the span
@@ -205,7 +211,7 @@ impl Server {
             Step::Run(job) => Dispatch::Running(Running::Direct(Direct {
                 server: self.clone(),
                 job,
-                cancel,
+                cancel: cancel(),
                 outbound,
                 #[cfg(feature = "otel")]
                 span,
@@ -367,7 +373,7 @@ impl Server {
                 let id = p.id.clone();
                 let shape = p.era.shape();
                 match self
-                    .dispatch(p, cancel, outbound)
+                    .dispatch(p, || cancel, outbound)
                     .outcome()
                     .await
                     .into_reply(&id, shape)

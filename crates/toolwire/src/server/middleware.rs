@@ -420,7 +420,7 @@ async fn pipeline(req: McpRequest) -> Outcome {
         outbound,
         server,
     } = req;
-    server.core(p, cancel, outbound).outcome().await
+    server.core(p, || cancel, outbound).outcome().await
 }
 
 /// Ready as the layers inside are: the first `poll_ready` of a clone

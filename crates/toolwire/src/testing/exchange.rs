@@ -180,7 +180,7 @@ impl TestClient {
         let cancel = CancellationToken::new();
         let serving = self
             .server
-            .dispatch(p, cancel, Some(Outbound::from(tx)))
+            .dispatch(p, || cancel, Some(Outbound::from(tx)))
             .outcome();
         let serving = AssertUnwindSafe(serving).catch_unwind();
         tokio::pin!(serving);

@@ -500,8 +500,11 @@ fn start(
         replies.push(Bytes::from(encode_error(Some(&id), &err)));
         return;
     }
-    let token = CancellationToken::new();
-    let dispatched = match server.dispatch(p, token.clone(), Some(out.clone())) {
+    // Made only for a request that runs: one answered at once has nothing
+    // to cancel.
+    let mut made = None;
+    let cancel = || made.insert(CancellationToken::new()).clone();
+    let dispatched = match server.dispatch(p, cancel, Some(out.clone())) {
         Dispatch::Ready(outcome) => Ok(outcome.into_reply(&id, shape)),
         Dispatch::Running(run) => {
             let id = id.clone();
@@ -517,12 +520,15 @@ fn start(
         Ok(answer) => Ok(answer),
         Err(pipeline) => poll_once(pipeline, &id),
     };
-    let pipeline = match answered {
+    // What waits can be cancelled: a pipeline's token was made, and a
+    // stream answered at once gets one here.
+    let (pipeline, token) = match answered {
         Ok(Ok(reply)) => {
             replies.push(reply.into_body());
             return;
         }
         Ok(Err(subscription)) => {
+            let token = made.unwrap_or_default();
             if track(in_flight, &id, &token) {
                 tasks.spawn(listen(
                     subscription,
@@ -535,10 +541,11 @@ fn start(
             return;
         }
         Err(pending) => {
+            let token = made.unwrap_or_default();
             if !track(in_flight, &id, &token) {
                 return;
             }
-            pending
+            (pending, token)
         }
     };
     let out = out.clone();

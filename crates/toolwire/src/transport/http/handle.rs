@@ -471,13 +471,17 @@ impl HttpService {
             }
             false => (None, None),
         };
-        let token = CancellationToken::new();
-        let run = match self.server.dispatch(p, token.clone(), tx.map(Into::into)) {
+        // Made only for a request that runs: one answered at once has
+        // nothing to cancel.
+        let mut made = None;
+        let cancel = || made.insert(CancellationToken::new()).clone();
+        let run = match self.server.dispatch(p, cancel, tx.map(Into::into)) {
             Dispatch::Ready(outcome) => {
                 return self.answer(outcome.into_reply(&id, Shape::Modern), &id, permit);
             }
             Dispatch::Running(run) => run,
         };
+        let token = made.unwrap_or_default();
         let deadline = config.request_timeout.map(|d| (Instant::now() + d, d));
         let Some(mut notes) = notes else {
             let mut handler = pin!(execute(run, &id));

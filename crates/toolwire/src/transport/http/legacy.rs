@@ -148,7 +148,7 @@ impl HttpService {
         let shape = p.era.shape();
         let handler: ReplyFuture = Box::pin(async move {
             let _in_flight = in_flight;
-            let run = server.dispatch(p, child, Some(tx.into())).outcome();
+            let run = server.dispatch(p, || child, Some(tx.into())).outcome();
             match AssertUnwindSafe(run).catch_unwind().await {
                 Ok(outcome) => outcome.encode(&id, shape),
                 Err(_) => Reply::panicked(&id),

@@ -177,15 +177,16 @@ impl ParamsOut<'_> {
 
 /// The `_meta` keys this client writes, none with a character JSON
 /// escapes.
+const PROTOCOL_KEYS: [&str; 5] = [
+    PROTOCOL_VERSION_KEY,
+    CLIENT_CAPABILITIES_KEY,
+    CLIENT_INFO_KEY,
+    PROGRESS_TOKEN_KEY,
+    LOG_LEVEL_KEY,
+];
+
 fn is_protocol_key(k: &str) -> bool {
-    [
-        PROTOCOL_VERSION_KEY,
-        CLIENT_CAPABILITIES_KEY,
-        CLIENT_INFO_KEY,
-        PROGRESS_TOKEN_KEY,
-        LOG_LEVEL_KEY,
-    ]
-    .contains(&k)
+    PROTOCOL_KEYS.contains(&k)
 }
 
 /// The members of one JSON object being written: a comma before each but
@@ -446,13 +447,7 @@ mod tests {
 
     #[test]
     fn protocol_keys_have_nothing_to_escape() {
-        for k in [
-            PROTOCOL_VERSION_KEY,
-            CLIENT_CAPABILITIES_KEY,
-            CLIENT_INFO_KEY,
-            PROGRESS_TOKEN_KEY,
-            LOG_LEVEL_KEY,
-        ] {
+        for k in PROTOCOL_KEYS {
             assert!(is_protocol_key(k));
             assert_eq!(serde_json::to_string(k).expect("str"), format!("\"{k}\""));
         }

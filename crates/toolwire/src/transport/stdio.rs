@@ -520,32 +520,31 @@ fn start(
         Ok(answer) => Ok(answer),
         Err(pipeline) => poll_once(pipeline, &id),
     };
-    // What waits can be cancelled: a pipeline's token was made, and a
-    // stream answered at once gets one here.
-    let (pipeline, token) = match answered {
+    let waiting = match answered {
         Ok(Ok(reply)) => {
             replies.push(reply.into_body());
             return;
         }
-        Ok(Err(subscription)) => {
-            let token = made.unwrap_or_default();
-            if track(in_flight, &id, &token) {
-                tasks.spawn(listen(
-                    subscription,
-                    id,
-                    token,
-                    out.clone(),
-                    Arc::clone(in_flight),
-                ));
-            }
+        Ok(Err(subscription)) => Err(subscription),
+        Err(pending) => Ok(pending),
+    };
+    // What waits can be cancelled: a pipeline's token was made, and a
+    // stream answered at once gets one here.
+    let token = made.unwrap_or_default();
+    if !track(in_flight, &id, &token) {
+        return;
+    }
+    let pipeline = match waiting {
+        Ok(pending) => pending,
+        Err(subscription) => {
+            tasks.spawn(listen(
+                subscription,
+                id,
+                token,
+                out.clone(),
+                Arc::clone(in_flight),
+            ));
             return;
-        }
-        Err(pending) => {
-            let token = made.unwrap_or_default();
-            if !track(in_flight, &id, &token) {
-                return;
-            }
-            (pending, token)
         }
     };
     let out = out.clone();

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Calls per request to the functions matching REGEX, from two callgrind files
 that differ only in the number of requests served (see profile.sh), and the
-top callers of each (inclusive cost of the calls, per request).
+top callers of each (inclusive cost of the calls, per request), or what each
+calls (--callees: the inclusive cost of each callee's calls from it).
 
-usage: cgcalls.py BASE.cg BIG.cg N REGEX [--callers]
+usage: cgcalls.py BASE.cg BIG.cg N REGEX [--callers | --callees]
 """
 import re, sys
 from collections import defaultdict
@@ -43,6 +44,7 @@ def parse(path):
 def main():
     base, big, n, pat = sys.argv[1], sys.argv[2], int(sys.argv[3]), re.compile(sys.argv[4])
     show_callers = "--callers" in sys.argv
+    show_callees = "--callees" in sys.argv
     a, ac, an = parse(base)
     b, bc, bn = parse(big)
     for callee in sorted(b, key=lambda k: -(b[k] - a.get(k, 0))):
@@ -62,5 +64,16 @@ def main():
                     rows.append((k, (ir - ac.get((caller, c), 0)) / n, caller))
             for k, ir, caller in sorted(rows, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
                 print(f"          {k:6.2f} calls {ir:8.0f} Ir  from {caller[:140]}")
+        if show_callees:
+            rows = []
+            for (caller, c), ir in bc.items():
+                if caller != callee:
+                    continue
+                k = (bn[(caller, c)] - an.get((caller, c), 0)) / n
+                d_ir = (ir - ac.get((caller, c), 0)) / n
+                if k >= 0.05:
+                    rows.append((d_ir, k, c))
+            for ir, k, c in sorted(rows, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
+                print(f"          {k:6.2f} calls {ir:8.0f} Ir  to {c[:140]}")
 
 main()

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use toolwire_proto::meta::SERVER_INFO_KEY;
 use toolwire_proto::types::{
-    DiscoverResult, JsonObject, Method, PromptsCapability, ResourcesCapability, ResultType,
-    ServerCapabilities, ToolsCapability,
+    CallToolResult, DiscoverResult, JsonObject, Method, PromptsCapability, ResourcesCapability,
+    ResultType, ServerCapabilities, ToolsCapability,
 };
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId};
 
@@ -417,6 +417,23 @@ impl Server {
         match shape {
             Shape::Modern => Outcome::Complete(
                 Reply::result_with_meta(id, result, &self.inner.result_meta_member).into_body(),
+            ),
+            Shape::Legacy(_) => legacy_result(shape, id, result),
+        }
+    }
+
+    /// [`respond_with_meta`](Self::respond_with_meta) for a `tools/call`
+    /// result, which has a writer of its own.
+    pub(crate) fn respond_call_with_meta(
+        &self,
+        shape: Shape,
+        id: &RequestId,
+        result: &CallToolResult,
+    ) -> Outcome {
+        match shape {
+            Shape::Modern => Outcome::Complete(
+                Reply::call_result_with_meta(id, result, &self.inner.result_meta_member)
+                    .into_body(),
             ),
             Shape::Legacy(_) => legacy_result(shape, id, result),
         }

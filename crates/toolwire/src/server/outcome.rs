@@ -8,8 +8,10 @@ use bytes::Bytes;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use toolwire_proto::meta::SERVER_INFO_KEY;
-use toolwire_proto::types::InputRequiredResult;
+use toolwire_proto::types::{CallToolResult, InputRequiredResult};
 use toolwire_proto::{ErrorCode, ErrorObject, RequestId, encode_error, encode_result};
+
+mod written;
 
 /// A JSON-RPC error from the pipeline. Most errors read the same in every
 /// era; the variants below are the ones whose legacy form differs.
@@ -223,27 +225,49 @@ impl Reply {
         result: &(impl serde::Serialize + ?Sized),
         meta_member: &[u8],
     ) -> Self {
+        Self::written_with_meta(id, |out| serde_json::to_writer(out, result), meta_member)
+            .unwrap_or_else(|| Self::result(id, result))
+    }
+
+    /// [`result_with_meta`](Self::result_with_meta) for a `tools/call`
+    /// result, written by hand to the same bytes.
+    pub(crate) fn call_result_with_meta(
+        id: &RequestId,
+        result: &CallToolResult,
+        meta_member: &[u8],
+    ) -> Self {
+        Self::written_with_meta(id, |out| written::call_result(out, result), meta_member)
+            .unwrap_or_else(|| Self::result(id, result))
+    }
+
+    /// The reply with the object `write` writes as its result, and
+    /// `meta_member` added to it; `None` if `write` fails or writes no
+    /// object.
+    fn written_with_meta(
+        id: &RequestId,
+        write: impl FnOnce(&mut Vec<u8>) -> serde_json::Result<()>,
+        meta_member: &[u8],
+    ) -> Option<Self> {
         let mut out = Vec::with_capacity(RESULT_CAPACITY + meta_member.len());
         out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-        let encoded = serde_json::to_writer(&mut out, id).and_then(|()| {
-            out.extend_from_slice(br#","result":"#);
-            serde_json::to_writer(&mut out, result)
-        });
+        serde_json::to_writer(&mut out, id).ok()?;
+        out.extend_from_slice(br#","result":"#);
+        write(&mut out).ok()?;
         // The result is an object: reopen it to add `_meta` as its last
         // member (after `{` there is no member yet, so no comma).
-        if encoded.is_err() || out.pop() != Some(b'}') {
-            return Self::result(id, result);
+        if out.pop() != Some(b'}') {
+            return None;
         }
         if out.last() != Some(&b'{') {
             out.push(b',');
         }
         out.extend_from_slice(meta_member);
         out.extend_from_slice(b"}}");
-        Self {
+        Some(Self {
             body: Bytes::from(out),
             error: None,
             retry: Retry::No,
-        }
+        })
     }
 
     /// [`result`](Self::result) for a result already encoded, in a buffer

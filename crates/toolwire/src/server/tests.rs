@@ -446,6 +446,8 @@ fn spliced_meta_encodes_like_the_serialised_result() {
             let want = Reply::result(&id, &with);
             let got = Reply::result_with_meta(&id, &result, member);
             assert_eq!(got.body(), want.body());
+            let written = Reply::call_result_with_meta(&id, &result, member);
+            assert_eq!(written.body(), want.body());
         }
         for raw in [r#"{"a":[1,2]}"#, "{}"] {
             let raw = serde_json::value::RawValue::from_string(raw.to_owned()).expect("raw");

@@ -321,7 +321,7 @@ impl Server {
             crate::otel::tool_failed();
         }
         let outcome = match result.meta.as_mut() {
-            None => self.respond_with_meta(shape, id, &result),
+            None => self.respond_call_with_meta(shape, id, &result),
             Some(meta) => {
                 meta.entry(SERVER_INFO_KEY)
                     .or_insert_with(|| self.inner.server_info.clone());

@@ -73,7 +73,7 @@ impl Answer {
         if let Ok(members) = serde_json::from_str::<Members>(raw.get()) {
             let kind = match &members.result_type {
                 None => Ok(Kind::Complete),
-                Some(t) => kind_of(t),
+                Some(t) => t.kind(),
             };
             return (kind, Some(members));
         }
@@ -81,7 +81,7 @@ impl Answer {
         /// `content`, say): the kind stays what `resultType` says.
         #[derive(serde::Deserialize)]
         struct Peek {
-            #[serde(rename = "resultType")]
+            #[serde(rename = "resultType", default, deserialize_with = "present")]
             result_type: Option<Value>,
         }
         // A result that is not even an object is complete here and fails
@@ -119,28 +119,33 @@ pub(crate) fn to_value(raw: &RawValue) -> Result<Value, ClientError> {
 
 /// The members of a raw result that one scan reads: `resultType`, and
 /// what an intermediary checks before it passes a `tools/call` result on
-/// unparsed (a `content` array, a boolean `isError`).
+/// unparsed (a `content` array, a boolean `isError`). Read without an
+/// allocation for a well-formed result: only their shapes are kept.
 #[derive(Debug, serde::Deserialize)]
 pub(crate) struct Members {
-    #[serde(rename = "resultType")]
-    result_type: Option<Value>,
-    content: Option<Listed>,
+    /// `null` is a value here, not an absent member: unrecognised.
+    #[serde(rename = "resultType", default, deserialize_with = "present")]
+    result_type: Option<Tag>,
+    content: Option<Shape>,
     #[serde(rename = "isError")]
-    is_error: Option<Value>,
+    is_error: Option<Shape>,
 }
 
 impl Members {
     /// `resultType` when it is a string.
     pub(crate) fn result_type(&self) -> Option<&str> {
-        self.result_type.as_ref().and_then(Value::as_str)
+        self.result_type.as_ref().and_then(Tag::as_str)
     }
 
     /// Whether each member present has a call result's type: `content` an
     /// array, `isError` a boolean, `resultType` a string.
     pub(crate) fn well_typed(&self) -> bool {
-        !matches!(self.content, Some(Listed(false)))
-            && self.is_error.as_ref().is_none_or(Value::is_boolean)
-            && self.result_type.as_ref().is_none_or(Value::is_string)
+        self.content.is_none_or(|c| c == Shape::Array)
+            && self.is_error.is_none_or(|e| e == Shape::Boolean)
+            && self
+                .result_type
+                .as_ref()
+                .is_none_or(|t| t.as_str().is_some())
     }
 
     /// Whether `content` is present (and, when [`well_typed`], an array).
@@ -151,46 +156,138 @@ impl Members {
     }
 }
 
-/// Whether a member is an array, its items skipped unread.
-#[derive(Debug)]
-struct Listed(bool);
+/// A member that is present, `null` included (which `Option` alone reads
+/// as absent).
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
+}
 
-impl<'de> serde::Deserialize<'de> for Listed {
+/// A `resultType` as read: one this client knows, or what else it was.
+#[derive(Debug)]
+enum Tag {
+    Known(ResultType),
+    /// A string naming no result type this client knows.
+    Unknown(String),
+    /// Not a string: the value's JSON text.
+    NotString(String),
+}
+
+impl Tag {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Self::Known(ResultType::Complete) => Some("complete"),
+            Self::Known(ResultType::InputRequired) => Some("input_required"),
+            Self::Known(ResultType::Task) => Some("task"),
+            Self::Unknown(s) => Some(s),
+            Self::NotString(_) => None,
+        }
+    }
+
+    /// What [`kind_of`] says of the value this was read from.
+    fn kind(&self) -> Result<Kind, ClientError> {
+        match self {
+            Self::Known(ResultType::Complete) => Ok(Kind::Complete),
+            Self::Known(ResultType::InputRequired) => Ok(Kind::InputRequired),
+            Self::Known(ResultType::Task) => Ok(Kind::Task),
+            Self::Unknown(t) | Self::NotString(t) => Err(ClientError::UnknownResultType(t.clone())),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Tag {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
         struct Visit;
         impl<'de> serde::de::Visitor<'de> for Visit {
-            type Value = Listed;
+            type Value = Tag;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Listed, A::Error> {
-                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Listed(true))
+            fn visit_str<E>(self, s: &str) -> Result<Tag, E> {
+                Ok(match s {
+                    "complete" => Tag::Known(ResultType::Complete),
+                    "input_required" => Tag::Known(ResultType::InputRequired),
+                    "task" => Tag::Known(ResultType::Task),
+                    other => Tag::Unknown(other.to_owned()),
+                })
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Listed, A::Error> {
+            fn visit_bool<E>(self, v: bool) -> Result<Tag, E> {
+                Ok(Tag::NotString(Value::from(v).to_string()))
+            }
+            fn visit_i64<E>(self, v: i64) -> Result<Tag, E> {
+                Ok(Tag::NotString(Value::from(v).to_string()))
+            }
+            fn visit_u64<E>(self, v: u64) -> Result<Tag, E> {
+                Ok(Tag::NotString(Value::from(v).to_string()))
+            }
+            fn visit_f64<E>(self, v: f64) -> Result<Tag, E> {
+                Ok(Tag::NotString(Value::from(v).to_string()))
+            }
+            fn visit_unit<E>(self) -> Result<Tag, E> {
+                Ok(Tag::NotString(Value::Null.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, a: A) -> Result<Tag, A::Error> {
+                let v = Value::deserialize(SeqAccessDeserializer::new(a))?;
+                Ok(Tag::NotString(v.to_string()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, a: A) -> Result<Tag, A::Error> {
+                let v = Value::deserialize(MapAccessDeserializer::new(a))?;
+                Ok(Tag::NotString(v.to_string()))
+            }
+        }
+        use serde::Deserialize as _;
+        d.deserialize_any(Visit)
+    }
+}
+
+/// What kind of JSON value a member is, its contents skipped unread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Array,
+    Boolean,
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for Shape {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = Shape;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Shape, A::Error> {
+                while a.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Shape::Array)
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Shape, A::Error> {
                 while a
                     .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
                     .is_some()
                 {}
-                Ok(Listed(false))
+                Ok(Shape::Other)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::Boolean)
             }
-            fn visit_i64<E>(self, _: i64) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+                Ok(Shape::Other)
             }
-            fn visit_u64<E>(self, _: u64) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+                Ok(Shape::Other)
             }
-            fn visit_f64<E>(self, _: f64) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+                Ok(Shape::Other)
             }
-            fn visit_str<E>(self, _: &str) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+                Ok(Shape::Other)
             }
-            fn visit_unit<E>(self) -> Result<Listed, E> {
-                Ok(Listed(false))
+            fn visit_unit<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Other)
             }
         }
         d.deserialize_any(Visit)
@@ -244,5 +341,51 @@ mod tests {
         assert!(matches!(kind, Err(ClientError::UnknownResultType(t)) if t == "7"));
         let (kind, _) = scan(r#"{"resultType":"later","content":[]}"#);
         assert!(matches!(kind, Err(ClientError::UnknownResultType(t)) if t == "later"));
+    }
+
+    /// The scan's reading of `resultType` agrees with the `Value` path's
+    /// (`result_kind`), errors included, whatever the member holds.
+    #[test]
+    fn the_scan_reads_every_result_type_as_a_value_result_is_read() {
+        fn said(kind: Result<Kind, ClientError>) -> String {
+            match kind {
+                Ok(Kind::Complete) => "complete".into(),
+                Ok(Kind::InputRequired) => "input_required".into(),
+                Ok(Kind::Task) => "task".into(),
+                Err(ClientError::UnknownResultType(t)) => format!("unknown {t}"),
+                Err(e) => format!("error {e}"),
+            }
+        }
+        for member in [
+            r#""complete""#,
+            r#""input_required""#,
+            r#""task""#,
+            r#""Complete""#,
+            r#""t\u0061sk""#,
+            r#""é""#,
+            "null",
+            "true",
+            "-3",
+            "18446744073709551615",
+            "1.5e300",
+            "[1,{\"a\":null}]",
+            r#"{"b":[true],"a":"x"}"#,
+        ] {
+            let text = format!(r#"{{"content":[],"resultType":{member}}}"#);
+            let value: Value = serde_json::from_str(&text).expect("json");
+            let (kind, members) = scan(&text);
+            assert_eq!(said(kind), said(result_kind(&value)), "{member}");
+            let members = members.expect("read");
+            assert_eq!(
+                members.result_type(),
+                value["resultType"].as_str(),
+                "{member}"
+            );
+            assert_eq!(
+                members.well_typed(),
+                value["resultType"].is_string(),
+                "{member}"
+            );
+        }
     }
 }

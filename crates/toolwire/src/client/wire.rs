@@ -352,7 +352,8 @@ impl Client {
         };
         let mut headers = Vec::with_capacity(4);
         let version = match version {
-            PROTOCOL_VERSION => static_value(PROTOCOL_VERSION)?,
+            // Checked when compiled, not on every request.
+            PROTOCOL_VERSION => const { HeaderValue::from_static(PROTOCOL_VERSION) },
             other => header_value(other)?,
         };
         headers.push((VERSION_NAME, version));

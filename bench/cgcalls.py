@@ -54,26 +54,20 @@ def main():
         if d < 0.05:
             continue
         print(f"{d:8.2f} calls/request  {callee[:150]}")
-        if show_callers:
+        # Callers (whose calls to this function these are) or callees (what
+        # this function calls): the same rows, keyed on the other end.
+        if show_callers or show_callees:
             rows = []
             for (caller, c), ir in bc.items():
-                if c != callee:
+                if (c if show_callers else caller) != callee:
                     continue
                 k = (bn[(caller, c)] - an.get((caller, c), 0)) / n
                 if k >= 0.05:
-                    rows.append((k, (ir - ac.get((caller, c), 0)) / n, caller))
-            for k, ir, caller in sorted(rows, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
-                print(f"          {k:6.2f} calls {ir:8.0f} Ir  from {caller[:140]}")
-        if show_callees:
-            rows = []
-            for (caller, c), ir in bc.items():
-                if caller != callee:
-                    continue
-                k = (bn[(caller, c)] - an.get((caller, c), 0)) / n
-                d_ir = (ir - ac.get((caller, c), 0)) / n
-                if k >= 0.05:
-                    rows.append((d_ir, k, c))
-            for ir, k, c in sorted(rows, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
-                print(f"          {k:6.2f} calls {ir:8.0f} Ir  to {c[:140]}")
+                    other = caller if show_callers else c
+                    rows.append((k, (ir - ac.get((caller, c), 0)) / n, other))
+            order = (lambda r: (r[0], r[1])) if show_callers else (lambda r: r[1])
+            way = "from" if show_callers else "to"
+            for k, ir, other in sorted(rows, key=order, reverse=True)[:int(__import__("os").environ.get("TOP","15"))]:
+                print(f"          {k:6.2f} calls {ir:8.0f} Ir  {way} {other[:140]}")
 
 main()

@@ -5,6 +5,7 @@
 //! Spec: basic/index.mdx#resulttype
 
 use super::error::ClientError;
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -26,15 +27,10 @@ pub(crate) fn result_kind(v: &Value) -> Result<Kind, ClientError> {
 }
 
 fn kind_of(t: &Value) -> Result<Kind, ClientError> {
-    match serde_json::from_value::<ResultType>(t.clone()) {
-        Ok(ResultType::Complete) => Ok(Kind::Complete),
-        Ok(ResultType::InputRequired) => Ok(Kind::InputRequired),
-        Ok(ResultType::Task) => Ok(Kind::Task),
-        Err(_) => Err(ClientError::UnknownResultType(match t {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })),
-    }
+    // Read as a raw result's is: one reading of the names.
+    Tag::deserialize(t)
+        .unwrap_or_else(|_| Tag::NotString(t.to_string()))
+        .kind()
 }
 
 /// A `tools/call` result as an intermediary passes it on: see
@@ -187,7 +183,8 @@ impl Tag {
         }
     }
 
-    /// What [`kind_of`] says of the value this was read from.
+    /// What the result is, or the error for a `resultType` this client
+    /// does not know.
     fn kind(&self) -> Result<Kind, ClientError> {
         match self {
             Self::Known(ResultType::Complete) => Ok(Kind::Complete),
@@ -207,12 +204,12 @@ impl<'de> serde::Deserialize<'de> for Tag {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_str<E>(self, s: &str) -> Result<Tag, E> {
-                Ok(match s {
-                    "complete" => Tag::Known(ResultType::Complete),
-                    "input_required" => Tag::Known(ResultType::InputRequired),
-                    "task" => Tag::Known(ResultType::Task),
-                    other => Tag::Unknown(other.to_owned()),
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Tag, E> {
+                use serde::de::IntoDeserializer;
+                let name: serde::de::value::StrDeserializer<'_, E> = s.into_deserializer();
+                Ok(match ResultType::deserialize(name) {
+                    Ok(known) => Tag::Known(known),
+                    Err(_) => Tag::Unknown(s.to_owned()),
                 })
             }
             fn visit_bool<E>(self, v: bool) -> Result<Tag, E> {
@@ -239,7 +236,6 @@ impl<'de> serde::Deserialize<'de> for Tag {
                 Ok(Tag::NotString(v.to_string()))
             }
         }
-        use serde::Deserialize as _;
         d.deserialize_any(Visit)
     }
 }

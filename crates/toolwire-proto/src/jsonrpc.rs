@@ -12,6 +12,10 @@ use serde_json::value::RawValue;
 use std::fmt;
 use std::sync::Arc;
 
+mod plain;
+
+pub use plain::PlainRequest;
+
 /// The JSON-RPC version string.
 pub const JSONRPC_VERSION: &str = "2.0";
 
@@ -271,99 +275,108 @@ impl Message {
                 "JSON nests deeper than {max_depth} levels"
             )));
         }
-        let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
-        match first {
-            Some(b'{') => {}
-            Some(b'[') => {
-                // Still must be JSON to be an "invalid request" rather than a parse error.
-                serde_json::from_slice::<de::IgnoredAny>(bytes)
-                    .map_err(|e| DecodeError::Parse(e.to_string()))?;
-                return Err(DecodeError::Invalid {
-                    id: None,
-                    reason: "batch requests are not supported".into(),
-                });
-            }
-            _ => {
-                serde_json::from_slice::<de::IgnoredAny>(bytes)
-                    .map_err(|e| DecodeError::Parse(e.to_string()))?;
-                return Err(DecodeError::Invalid {
-                    id: None,
-                    reason: "a message must be a JSON object".into(),
-                });
-            }
+        if let Some(response) = plain::read(bytes) {
+            return Ok(Self::Response(response));
         }
-        let raw: RawEnvelope<'_> = match serde_json::from_slice(bytes) {
-            Ok(raw) => raw,
-            Err(e) if e.is_data() => {
-                return Err(DecodeError::Invalid {
-                    id: None,
-                    reason: e.to_string(),
-                });
-            }
-            Err(e) => return Err(DecodeError::Parse(e.to_string())),
-        };
-        let id = match raw.id {
-            Field::Absent => None,
-            Field::Present(v) => {
-                Some(
-                    RequestId::deserialize(&v).map_err(|_| DecodeError::Invalid {
-                        id: None,
-                        reason: "id must be a string or an integer".into(),
-                    })?,
-                )
-            }
-        };
-        let invalid = |reason: &str| DecodeError::Invalid {
-            id: id.clone(),
-            reason: reason.into(),
-        };
-        if raw.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
-            return Err(invalid("jsonrpc must be \"2.0\""));
+        decode_general(bytes)
+    }
+}
+
+/// Any message, in any spelling JSON allows: the members in any order,
+/// unknown ones ignored. The nesting was bounded before.
+fn decode_general(bytes: &[u8]) -> Result<Message, DecodeError> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    match first {
+        Some(b'{') => {}
+        Some(b'[') => {
+            // Still must be JSON to be an "invalid request" rather than a parse error.
+            serde_json::from_slice::<de::IgnoredAny>(bytes)
+                .map_err(|e| DecodeError::Parse(e.to_string()))?;
+            return Err(DecodeError::Invalid {
+                id: None,
+                reason: "batch requests are not supported".into(),
+            });
         }
-        match (raw.method, raw.result, raw.error) {
-            (Some(method), None, Field::Absent) => {
-                let Value::String(method) = method else {
-                    return Err(invalid("method must be a string"));
-                };
-                if let Some(p) = &raw.params {
-                    let c = p.get().as_bytes().first();
-                    if c != Some(&b'{') && c != Some(&b'[') {
-                        return Err(invalid("params must be an object or an array"));
-                    }
+        _ => {
+            serde_json::from_slice::<de::IgnoredAny>(bytes)
+                .map_err(|e| DecodeError::Parse(e.to_string()))?;
+            return Err(DecodeError::Invalid {
+                id: None,
+                reason: "a message must be a JSON object".into(),
+            });
+        }
+    }
+    let raw: RawEnvelope<'_> = match serde_json::from_slice(bytes) {
+        Ok(raw) => raw,
+        Err(e) if e.is_data() => {
+            return Err(DecodeError::Invalid {
+                id: None,
+                reason: e.to_string(),
+            });
+        }
+        Err(e) => return Err(DecodeError::Parse(e.to_string())),
+    };
+    let id = match raw.id {
+        Field::Absent => None,
+        Field::Present(v) => {
+            Some(
+                RequestId::deserialize(&v).map_err(|_| DecodeError::Invalid {
+                    id: None,
+                    reason: "id must be a string or an integer".into(),
+                })?,
+            )
+        }
+    };
+    let invalid = |reason: &str| DecodeError::Invalid {
+        id: id.clone(),
+        reason: reason.into(),
+    };
+    if raw.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return Err(invalid("jsonrpc must be \"2.0\""));
+    }
+    match (raw.method, raw.result, raw.error) {
+        (Some(method), None, Field::Absent) => {
+            let Value::String(method) = method else {
+                return Err(invalid("method must be a string"));
+            };
+            if let Some(p) = &raw.params {
+                let c = p.get().as_bytes().first();
+                if c != Some(&b'{') && c != Some(&b'[') {
+                    return Err(invalid("params must be an object or an array"));
                 }
-                Ok(match id {
-                    Some(id) => Self::Request(Request {
-                        id,
-                        method,
-                        params: raw.params,
-                    }),
-                    None => Self::Notification(Notification {
-                        method,
-                        params: raw.params,
-                    }),
-                })
             }
-            (None, Some(result), Field::Absent) => {
-                let Some(id) = id else {
-                    return Err(invalid("a result response needs an id"));
-                };
-                Ok(Self::Response(Response {
-                    id: Some(id),
-                    outcome: Ok(result),
-                }))
-            }
-            (None, None, Field::Present(error)) => {
-                let error = ErrorObject::deserialize(error)
-                    .map_err(|e| invalid(&format!("malformed error object: {e}")))?;
-                Ok(Self::Response(Response {
+            Ok(match id {
+                Some(id) => Message::Request(Request {
                     id,
-                    outcome: Err(error),
-                }))
-            }
-            _ => Err(invalid(
-                "a message needs exactly one of method, result or error",
-            )),
+                    method,
+                    params: raw.params,
+                }),
+                None => Message::Notification(Notification {
+                    method,
+                    params: raw.params,
+                }),
+            })
         }
+        (None, Some(result), Field::Absent) => {
+            let Some(id) = id else {
+                return Err(invalid("a result response needs an id"));
+            };
+            Ok(Message::Response(Response {
+                id: Some(id),
+                outcome: Ok(result),
+            }))
+        }
+        (None, None, Field::Present(error)) => {
+            let error = ErrorObject::deserialize(error)
+                .map_err(|e| invalid(&format!("malformed error object: {e}")))?;
+            Ok(Message::Response(Response {
+                id,
+                outcome: Err(error),
+            }))
+        }
+        _ => Err(invalid(
+            "a message needs exactly one of method, result or error",
+        )),
     }
 }
 

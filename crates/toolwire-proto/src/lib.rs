@@ -18,8 +18,9 @@ mod unique;
 
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{
-    DecodeError, JSONRPC_VERSION, MAX_DEPTH, Message, Notification, Request, RequestId, Response,
-    encode_error, encode_notification, encode_request, encode_result, exceeds_depth,
+    DecodeError, JSONRPC_VERSION, MAX_DEPTH, Message, Notification, PlainRequest, Request,
+    RequestId, Response, encode_error, encode_notification, encode_request, encode_result,
+    exceeds_depth,
 };
 pub use names::{ToolNameError, validate_tool_name};
 pub use unique::{UniqueKeys, UniqueValue, from_str_unique};

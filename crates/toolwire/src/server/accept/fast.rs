@@ -1,6 +1,8 @@
 //! The one-pass decoder of the usual request: the envelope and the common
 //! parameters read in a single pass over the text, each member into its
-//! place.
+//! place. An envelope spelled as nearly every client writes it
+//! ([`PlainRequest`]: `jsonrpc`, `id`, `method`, `params`, compact) is
+//! split by hand, and only its params are read by serde.
 //!
 //! Written by hand rather than derived: a derived struct is built in its
 //! visitor and returned, and each level of serde's decoder (the struct,
@@ -25,8 +27,8 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
 use std::sync::Arc;
-use toolwire_proto::RequestId;
 use toolwire_proto::types::{Method, RequestMeta, SubscriptionFilter};
+use toolwire_proto::{PlainRequest, RequestId};
 
 /// Why the decoder declined (never shown: the general path answers).
 const DECLINED: &str = "a request the one-pass decoder leaves to the general path";
@@ -39,6 +41,16 @@ fn declined<E: de::Error>() -> E {
 /// be empty, as [`Default`] makes it); `None` when the decoder declines.
 /// `jsonrpc` is checked to be `"2.0"`.
 pub(super) fn read(text: &str, params: &mut Params) -> Option<(RequestId, Method)> {
+    if let Some(plain) = PlainRequest::split(text) {
+        // The envelope spelled as nearly every client writes it: only the
+        // params are left to read, and they must be all that remains.
+        let mut de = serde_json::Deserializer::from_str(plain.params);
+        if ParamsInto(&mut *params).deserialize(&mut de).is_ok() && de.end().is_ok() {
+            return Some((plain.id, Method::parse(plain.method)));
+        }
+        // Read again from the start, in any order, into an empty place.
+        *params = Params::default();
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let read = de.deserialize_map(EnvelopeInto(params)).ok()?;
     de.end().ok()?;

@@ -301,3 +301,78 @@ fn generated_envelopes_reach_both_paths() {
     }
     assert!(fast > 20 && general > 20, "fast {fast}, general {general}");
 }
+
+/// An envelope in the plain spelling (`jsonrpc`, `id`, `method`, `params`,
+/// compact), which the fast path splits by hand, with near misses at each
+/// place.
+fn plain_envelope() -> impl Strategy<Value = String> {
+    let id = prop::sample::select(vec![
+        "1",
+        "0",
+        "42",
+        "123456789012345678",
+        "1234567890123456789",
+        "07",
+        "-3",
+        "2.0",
+        r#""s""#,
+        r#""""#,
+        r#""a\"b""#,
+        "null",
+    ]);
+    let method = prop::sample::select(vec![
+        r#""tools/call""#,
+        r#""tools/list""#,
+        r#""x""#,
+        r#""tools\/list""#,
+        "1",
+    ]);
+    let params = prop_oneof![
+        6 => params(),
+        3 => Just(format!(r#"{{"name":"echo","arguments":{{"text":"hi"}},{META}}}"#)),
+        1 => prop::sample::select(vec!["null", "[]", "5", "", "{", "{}}"]).prop_map(String::from),
+    ];
+    let tail = prop::sample::select(vec![
+        "}",
+        "}",
+        "}",
+        "} ",
+        "}\n",
+        " }\r\n",
+        "}\u{c}",
+        "}}",
+        r#","extra":1}"#,
+        "",
+    ]);
+    (id, method, params, tail).prop_map(|(id, method, params, tail)| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":{method},"params":{params}{tail}"#)
+    })
+}
+
+proptest! {
+    #[test]
+    fn the_plain_spelling_reads_as_the_general_path_reads_it(text in plain_envelope()) {
+        prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
+    }
+}
+
+#[test]
+fn generated_plain_envelopes_reach_the_hand_split() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = plain_envelope();
+    let (mut split, mut general) = (0, 0);
+    for _ in 0..2000 {
+        let text = strategy.new_tree(&mut runner).expect("tree").current();
+        match agrees(&text) {
+            Ok(true) if toolwire_proto::PlainRequest::split(&text).is_some() => split += 1,
+            Ok(_) => general += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(
+        split > 100 && general > 100,
+        "split {split}, general {general}"
+    );
+}

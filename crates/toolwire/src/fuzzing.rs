@@ -92,7 +92,10 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             let _ = server.notification(&n);
             None
         }
-        Ok(_) => None,
+        Ok(Message::Response(r)) => {
+            result_is_the_message_s(data, &r);
+            None
+        }
     };
     match server.prepare_message(Bytes::copy_from_slice(data), depth) {
         Err(back) => assert_eq!(&back[..], data, "prepare_message changed the bytes"),
@@ -112,6 +115,24 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             );
         }
     }
+}
+
+/// A result response, whichever reader read it (the plain one or the
+/// general one), holds what the message's own members hold: `jsonrpc` is
+/// `"2.0"`, the id is its `id` and the result its `result`, read here
+/// apart, as a `Value`.
+fn result_is_the_message_s(data: &[u8], response: &toolwire_proto::Response) {
+    let Ok(raw) = &response.outcome else {
+        return;
+    };
+    let message: Value = serde_json::from_slice(data).expect("a decoded message is JSON");
+    assert_eq!(message["jsonrpc"], "2.0", "the version");
+    let id = response.id.as_ref().expect("a result response has an id");
+    let read: toolwire_proto::RequestId =
+        serde_json::from_value(message["id"].clone()).expect("the id reads");
+    assert_eq!(&read, id, "the id");
+    let result: Value = serde_json::from_str(raw.get()).expect("the result is JSON");
+    assert_eq!(message["result"], result, "the result");
 }
 
 /// The header-value decoder and the `x-mcp-header` rules.
@@ -494,5 +515,23 @@ fn split_nul(data: &[u8]) -> (&[u8], &[u8]) {
     match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &[]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The decode target's seeds pass it: AFL++ refuses to start from a seed
+    /// that fails, so a change to the target or the decoders that a seed
+    /// trips is found here first.
+    #[test]
+    fn the_decode_seeds_pass_the_decode_target() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/decode");
+        let mut seeds = 0;
+        for entry in std::fs::read_dir(&dir).expect("the decode corpus") {
+            let path = entry.expect("an entry").path();
+            super::decode_and_prepare(&std::fs::read(&path).expect("a seed"));
+            seeds += 1;
+        }
+        assert!(seeds > 10, "{seeds} seeds in {}", dir.display());
     }
 }

@@ -93,7 +93,7 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
             None
         }
         Ok(Message::Response(r)) => {
-            result_is_the_message_s(data, &r);
+            result_matches_the_message(data, &r);
             None
         }
     };
@@ -121,7 +121,7 @@ fn decode_and_prepare_at(data: &[u8], depth: usize) {
 /// general one), holds what the message's own members hold: `jsonrpc` is
 /// `"2.0"`, the id is its `id` and the result its `result`, read here
 /// apart, as a `Value`.
-fn result_is_the_message_s(data: &[u8], response: &toolwire_proto::Response) {
+fn result_matches_the_message(data: &[u8], response: &toolwire_proto::Response) {
     let Ok(raw) = &response.outcome else {
         return;
     };

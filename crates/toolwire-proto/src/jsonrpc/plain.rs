@@ -79,15 +79,14 @@ impl<'a> PlainRequest<'a> {
         let (id, rest) = id(bytes.strip_prefix(HEAD)?)?;
         let rest = rest.strip_prefix(METHOD)?;
         let method_len = unescaped_len(rest)?;
-        let params = last_member(rest[method_len..].strip_prefix(PARAMS)?)?;
+        let after = rest[method_len..].strip_prefix(PARAMS)?;
+        let params_len = last_member(after)?.len();
         // Every cut above is next to an ASCII byte, so on a boundary.
-        let start = bytes.len() - rest.len();
-        let method = &text[start..start + method_len];
-        let from = params.as_ptr() as usize - bytes.as_ptr() as usize;
+        let (method, params) = (bytes.len() - rest.len(), bytes.len() - after.len());
         Some(Self {
             id,
-            method,
-            params: &text[from..from + params.len()],
+            method: &text[method..method + method_len],
+            params: &text[params..params + params_len],
         })
     }
 }

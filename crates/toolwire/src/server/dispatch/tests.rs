@@ -280,19 +280,27 @@ proptest! {
     fn fast_path_agrees_with_the_general_path(text in envelope()) {
         prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
     }
+
+    #[test]
+    fn the_plain_spelling_reads_as_the_general_path_reads_it(text in plain_envelope()) {
+        prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
+    }
+}
+
+/// A fixed sample of 2,000 texts from `strategy`: the properties above are
+/// only worth something if their generators reach each path often, which
+/// the tests below count.
+fn sample(strategy: impl Strategy<Value = String>) -> impl Iterator<Item = String> {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    (0..2000).map(move |_| strategy.new_tree(&mut runner).expect("tree").current())
 }
 
 #[test]
 fn generated_envelopes_reach_both_paths() {
-    // The property above is only worth something if the generator reaches
-    // the fast path often: count it on a fixed sample.
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let strategy = envelope();
     let (mut fast, mut general) = (0, 0);
-    for _ in 0..2000 {
-        let text = strategy.new_tree(&mut runner).expect("tree").current();
+    for text in sample(envelope()) {
         match agrees(&text) {
             Ok(true) => fast += 1,
             Ok(false) => general += 1,
@@ -349,22 +357,10 @@ fn plain_envelope() -> impl Strategy<Value = String> {
     })
 }
 
-proptest! {
-    #[test]
-    fn the_plain_spelling_reads_as_the_general_path_reads_it(text in plain_envelope()) {
-        prop_assert!(agrees(&text).is_ok(), "{}", agrees(&text).unwrap_err());
-    }
-}
-
 #[test]
 fn generated_plain_envelopes_reach_the_hand_split() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::TestRunner;
-    let mut runner = TestRunner::deterministic();
-    let strategy = plain_envelope();
     let (mut split, mut general) = (0, 0);
-    for _ in 0..2000 {
-        let text = strategy.new_tree(&mut runner).expect("tree").current();
+    for text in sample(plain_envelope()) {
         match agrees(&text) {
             Ok(true) if toolwire_proto::PlainRequest::split(&text).is_some() => split += 1,
             Ok(_) => general += 1,

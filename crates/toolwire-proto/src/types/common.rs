@@ -8,6 +8,7 @@ use crate::unique::{Checked, UniqueValue, repeated};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::map::Entry;
+use std::borrow::Cow;
 
 /// A `_meta` object: free-form JSON members, some with reserved keys (see [`crate::meta`]).
 pub type Meta = serde_json::Map<String, Value>;
@@ -189,7 +190,9 @@ pub struct RequestMeta {
         default,
         skip_serializing_if = "Option::is_none"
     )]
-    pub protocol_version: Option<String>,
+    /// Read without allocating when it is [`PROTOCOL_VERSION`](crate::meta::PROTOCOL_VERSION)
+    /// (borrowed then), as nearly every request's is.
+    pub protocol_version: Option<Cow<'static, str>>,
     /// `io.modelcontextprotocol/clientCapabilities`: what the client supports for this request.
     #[serde(
         rename = "io.modelcontextprotocol/clientCapabilities",
@@ -237,6 +240,29 @@ pub struct RequestMeta {
     /// Every other member, kept as is.
     #[serde(flatten)]
     pub other: Meta,
+}
+
+/// A protocol version as read: this crate's own is borrowed, not copied.
+struct VersionText(Cow<'static, str>);
+
+impl<'de> Deserialize<'de> for VersionText {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = VersionText;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a protocol version string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<VersionText, E> {
+                Ok(VersionText(if v == crate::meta::PROTOCOL_VERSION {
+                    Cow::Borrowed(crate::meta::PROTOCOL_VERSION)
+                } else {
+                    Cow::Owned(v.to_owned())
+                }))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// The members of [`RequestMeta`] with a type of their own.
@@ -356,7 +382,7 @@ impl RequestMeta {
                     match key {
                         MetaKey::ProtocolVersion => once!(
                             out.protocol_version,
-                            map.next_value()?,
+                            map.next_value::<Option<VersionText>>()?.map(|v| v.0),
                             "io.modelcontextprotocol/protocolVersion",
                             &mut seen[0]
                         ),
@@ -416,7 +442,7 @@ impl RequestMeta {
 impl RequestMeta {
     /// A request `_meta` with the protocol version and capabilities set.
     pub fn new(
-        protocol_version: impl Into<String>,
+        protocol_version: impl Into<Cow<'static, str>>,
         client_capabilities: ClientCapabilities,
     ) -> Self {
         Self {
@@ -477,6 +503,20 @@ mod tests {
         }))
         .expect("valid meta");
         assert_eq!(m.protocol_version.as_deref(), Some("2026-07-28"));
+        // This crate's own version is not copied; any other is.
+        assert!(matches!(m.protocol_version, Some(Cow::Borrowed(_))));
+        for text in [
+            r#"{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}"#,
+            r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-2\u0038"}"#,
+        ] {
+            let other: RequestMeta = serde_json::from_str(text).expect("valid meta");
+            let version = other.protocol_version.expect("a version");
+            assert_eq!(
+                matches!(version, Cow::Borrowed(_)),
+                text.contains("\\u"),
+                "{text}"
+            );
+        }
         assert!(m.client_capabilities.is_some());
         assert_eq!(m.log_level, Some(LoggingLevel::Info));
         assert_eq!(

@@ -107,7 +107,12 @@ fn request_meta(
     legacy: Option<Arc<RequestMeta>>,
 ) -> Arc<RequestMeta> {
     let mut meta = legacy.map(Arc::unwrap_or_clone).unwrap_or_default();
-    meta.protocol_version = server.config().supported_versions.first().cloned();
+    meta.protocol_version = server
+        .config()
+        .supported_versions
+        .first()
+        .cloned()
+        .map(Into::into);
     meta.client_capabilities = Some(session.capabilities().clone());
     meta.client_info = session.client_info().cloned();
     meta.log_level = session.log_level();
